@@ -92,11 +92,22 @@ def _expect_tensor(fname, input):
 from . import _memory_format  # noqa: E402
 
 
+def _subclass_like(fn, input, *args, **kwargs):
+    """fn(input, ...) for a Tensor subclass's instance that overrides it (a DTensor's zeros_like is
+    laid out as it), through __torch_function__."""
+    from .overrides import handle_torch_function
+
+    return handle_torch_function(fn, (input,), input, *args, **kwargs)
+
+
 def _like(name, *args):
     factory = getattr(_C, name)
 
     def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=_memory_format.preserve_format,
              **generator):
+        if type(input) is not Tensor and _C._has_torch_function((input,)):
+            return _subclass_like(like, input, dtype=dtype, device=device, requires_grad=requires_grad,
+                                  memory_format=memory_format, **generator)
         _expect_tensor(name + "_like", input)
         _memory_format._check(name + "_like", memory_format)
         dtype = dtype if dtype is not None else input.dtype
@@ -124,6 +135,9 @@ randn_like = _like("randn")
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=_memory_format.preserve_format):
     """full(input.shape, fill_value) with input's dtype and device, laid out as memory_format says."""
+    if type(input) is not Tensor and _C._has_torch_function((input,)):
+        return _subclass_like(full_like, input, fill_value, dtype=dtype, device=device, requires_grad=requires_grad,
+                              memory_format=memory_format)
     return _like("full", fill_value)(input, dtype=dtype, device=device, requires_grad=requires_grad,
                                      memory_format=memory_format)
 

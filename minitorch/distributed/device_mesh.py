@@ -140,7 +140,17 @@ class DeviceMesh:
         sub = np.transpose(self._mesh[index], [kept.index(d) for d in dims])
         return DeviceMesh(self.device_type, sub, mesh_dim_names=names, _groups=[self._groups[d] for d in dims])
 
+    def __enter__(self) -> "DeviceMesh":
+        """Inside `with mesh:`, DTensor's functions take this mesh when given none."""
+        _mesh_resources.mesh_stack.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _mesh_resources.mesh_stack.pop()
+
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         return (isinstance(other, DeviceMesh) and self.device_type == other.device_type
                 and np.array_equal(self._mesh, other._mesh) and self._mesh_dim_names == other._mesh_dim_names)
 
@@ -151,6 +161,21 @@ class DeviceMesh:
         sizes = (f"({', '.join(f'{k}={v}' for k, v in zip(self._mesh_dim_names, self._mesh.shape))})"
                  if self._mesh_dim_names else f"{tuple(self._mesh.shape)}")
         return f"DeviceMesh({sizes}, '{self.device_type}', mesh={self._mesh.tolist()})"
+
+
+class _MeshEnv:
+    """The meshes entered with `with mesh:` (innermost last)."""
+
+    def __init__(self) -> None:
+        self.mesh_stack: List[DeviceMesh] = []
+
+    def get_current_mesh(self) -> DeviceMesh:
+        if not self.mesh_stack:
+            raise RuntimeError("No device mesh is currently active!")
+        return self.mesh_stack[-1]
+
+
+_mesh_resources = _MeshEnv()
 
 
 def init_device_mesh(device_type: str, mesh_shape: Tuple[int, ...], *,

@@ -71,6 +71,20 @@ def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60,
     return Launched(proc, time.monotonic() - t0, out, n)
 
 
+def launched_once(tmp_path_factory, script: str, timeout: float):
+    """results(n): the per-rank results of script on n processes, launched once per n (for a
+    module-scoped fixture shared by a file's tests)."""
+    runs = {}
+
+    def results(n: int):
+        if n not in runs:
+            run = ok(launch(tmp_path_factory.mktemp(f"{Path(script).stem}{n}"), n, script, timeout=timeout))
+            runs[n] = [run.result(r) for r in range(n)]
+        return runs[n]
+
+    return results
+
+
 def ok(run: Launched) -> Launched:
     assert run.returncode == 0, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
     return run

@@ -98,16 +98,26 @@ def reference_final():
 
 
 @needs_mpi
-def test_fsdp_checkpoint_restores_across_a_restart(tmp_path):
+@pytest.mark.parametrize("saved_by, loaded_by", [(("fsdp1", 2), ("fsdp1", 4)), (("fsdp2", 4), ("fsdp2", 2)),
+                                                 (("fsdp2", 2), ("fsdp1", 4))])
+def test_fsdp_checkpoint_restores_across_a_restart(tmp_path, saved_by, loaded_by):
+    """Each rank writes its shards (DTensors: fully_shard's parameters, FSDP1's chunked on dim 0,
+    and their Adam state); another number of ranks, and either kind of FSDP, loads them."""
     ckpt = tmp_path / "checkpoint"
-    saved = ok(launch(tmp_path, 2, "dcp.py", "save", str(ckpt), timeout=180))
-    assert sorted(os.listdir(ckpt)) == [".metadata", "__0_0.distcp"]
+    (kind, n), (load_kind, load_n) = saved_by, loaded_by
+    saved = ok(launch(tmp_path, n, "dcp.py", "save", str(ckpt), kind, timeout=180))
+    assert sorted(os.listdir(ckpt)) == [".metadata"] + [f"__{r}_0.distcp" for r in range(n)]
+    md = dcp.FileSystemReader(ckpt).read_metadata()
+    chunks = md.state_dict_metadata["app.model.2.fc1.weight"].chunks  # (12, 6): n chunks of dim 0
+    assert [tuple(c.offsets) for c in chunks] == [(r * 12 // n, 0) for r in range(n)]
+    assert [tuple(c.sizes) for c in chunks] == [(12 // n, 6)] * n
+    assert len(md.state_dict_metadata["app.optim.state.2.fc1.weight.exp_avg"].chunks) == n
     want = reference_final()
     assert N % 4 == 0
-    for r in range(2):
+    for r in range(n):
         np.testing.assert_allclose(saved.result(r)["final"], want, rtol=1e-9, atol=1e-12)
-    loaded = ok(launch(tmp_path, 4, "dcp.py", "load", str(ckpt), timeout=180))  # 4 ranks now, wrapped otherwise
-    for r in range(4):
+    loaded = ok(launch(tmp_path, load_n, "dcp.py", "load", str(ckpt), load_kind, timeout=180))
+    for r in range(load_n):
         got = loaded.result(r)
         assert int(got["loaded_step"]) == 2
         np.testing.assert_allclose(got["final"], saved.result(0)["final"], rtol=1e-12, atol=1e-14)

@@ -3,25 +3,30 @@ back into a state_dict's tensors in place, after a restart and on any number of 
 
 A state_dict is flattened into dotted keys ("model.0.weight", "optim.state.0.weight.exp_avg");
 values with state_dict()/load_state_dict() at its top level (Stateful: a module, an app state)
-are saved through state_dict() and given the loaded one through load_state_dict(). Every rank
-holds the same values (a model's full state, what get_state_dict gives for FSDP here): rank 0
-writes them and the others wait for it, as PyTorch's planner writes a replicated value once.
-Loading reads every key the given state_dict has; one missing from the checkpoint, or of another
-shape, fails as PyTorch's do (CheckpointException)."""
+are saved through state_dict() and given the loaded one through load_state_dict(). Each rank
+writes its own chunks into its own file: a DTensor's local tensor (once per replica: by the
+ranks at coordinate 0 along its replicated mesh dimensions; a Partial one is reduced first), and
+rank 0 the plain tensors and other values, which every rank holds alike; rank 0 then writes the
+metadata, every chunk's place in its tensor and in the files. Loading gives each target its
+region of the saved tensor (a DTensor's local region, a plain tensor's whole) from the chunks
+that overlap it, so the number of ranks and the layout may differ from the saving run's. A key
+missing from the checkpoint, or of another shape, fails as PyTorch's do (CheckpointException)."""
 from __future__ import annotations
 
 import os
 import traceback
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import minitorch
 from minitorch.distributed.checkpoint.api import CheckpointException
-from minitorch.distributed.checkpoint.filesystem import (BytesStorageMetadata, FileSystemReader, FileSystemWriter,
-                                                         Metadata, TensorStorageMetadata, _storage)
+from minitorch.distributed.checkpoint.filesystem import (BytesStorageMetadata, ChunkStorageMetadata, FileSystemReader,
+                                                         FileSystemWriter, Metadata, MetadataIndex, TensorProperties,
+                                                         TensorStorageMetadata, _storage)
 from minitorch.distributed.checkpoint.stateful import Stateful
 
-__all__ = ["BytesStorageMetadata", "CheckpointException", "FileSystemReader", "FileSystemWriter", "Metadata",
-           "Stateful", "TensorStorageMetadata", "async_save", "load", "save"]
+__all__ = ["BytesStorageMetadata", "CheckpointException", "ChunkStorageMetadata", "FileSystemReader",
+           "FileSystemWriter", "Metadata", "MetadataIndex", "Stateful", "TensorProperties", "TensorStorageMetadata",
+           "async_save", "load", "save"]
 
 
 def _nested(v: Any) -> bool:
@@ -68,23 +73,79 @@ def _stated(state_dict: Dict[str, Any]) -> Dict[str, Any]:
     return {k: (v.state_dict() if isinstance(v, Stateful) else v) for k, v in state_dict.items()}
 
 
+def _dtype_name(t) -> str:
+    return str(t.dtype).rsplit(".", 1)[-1]
+
+
+def _plan(flat: Dict[str, Any], rank: int):
+    """(this rank's chunks to write: (MetadataIndex, value), every key's metadata without chunks,
+    this rank's chunks: key -> [ChunkStorageMetadata])."""
+    from minitorch.distributed.tensor import DTensor, Replicate
+    from minitorch.distributed.tensor._redistribute import local_offset
+
+    items: List[Tuple[MetadataIndex, Any]] = []
+    meta: Dict[str, Any] = {}
+    chunks: Dict[str, List[ChunkStorageMetadata]] = {}
+    for key, v in flat.items():
+        if isinstance(v, DTensor):
+            if any(p.is_partial() for p in v.placements):
+                v = v.redistribute(placements=[Replicate() if p.is_partial() else p for p in v.placements])
+            meta[key] = TensorStorageMetadata(TensorProperties(_dtype_name(v)), tuple(v.shape))
+            coord = v.device_mesh.get_coordinate()
+            if all(c == 0 for c, p in zip(coord, v.placements) if p.is_replicate()):
+                local = v.to_local().detach()
+                offsets = local_offset(tuple(v.shape), v.device_mesh, v.placements)
+                if local.numel() or not v.numel():
+                    items.append((MetadataIndex(key, offsets), local))
+                    chunks[key] = [ChunkStorageMetadata(offsets, tuple(local.shape))]
+        elif isinstance(v, minitorch.Tensor):
+            meta[key] = TensorStorageMetadata(TensorProperties(_dtype_name(v)), tuple(v.shape))
+            if rank == 0:
+                offsets = (0,) * v.dim()
+                items.append((MetadataIndex(key, offsets), v))
+                chunks[key] = [ChunkStorageMetadata(offsets, tuple(v.shape))]
+        else:
+            meta[key] = BytesStorageMetadata()
+            if rank == 0:
+                items.append((MetadataIndex(key), v))
+    return items, meta, chunks
+
+
 def save(state_dict: Dict[str, Any], *, checkpoint_id: Union[str, os.PathLike, None] = None,
          storage_writer: Optional[FileSystemWriter] = None, planner: Any = None, process_group: Any = None,
          no_dist: bool = False) -> Metadata:
     """Writes state_dict into the checkpoint (every rank of process_group calls it)."""
+    from minitorch import distributed as dist
+
     writer = _storage(checkpoint_id, storage_writer, FileSystemWriter)
     rank, world = _rank(process_group, no_dist)
-    flat = _flatten(_stated(state_dict), "", {})  # on every rank: an FSDP state_dict() gathers
-    md = None
+    error = None
+    where, chunks, meta = {}, {}, {}
+    try:
+        writer.check()
+        flat = _flatten(_stated(state_dict), "", {})  # on every rank: DTensors reduce, FSDP1 gathers
+        items, meta, chunks = _plan(flat, rank)
+        where = writer.write_data(items, rank)
+    except Exception as e:  # noqa: BLE001  (reported by every rank, after the others are told)
+        error = e
+    gathered = [(error is not None, where, chunks)]
+    if world > 1:
+        gathered = [None] * world
+        dist.all_gather_object(gathered, (error is not None, where, chunks), group=process_group)
+    if error is not None:
+        raise _failed("write", rank, error) from error
+    failed = [r for r, (bad, _, _) in enumerate(gathered) if bad]
+    if failed:
+        raise CheckpointException("write", {r: (RuntimeError(f"rank {r} failed to write"), None) for r in failed})
+    md = Metadata(meta)
+    for _, placed, own in gathered:
+        md.storage_data.update(placed)
+        for key, cs in own.items():
+            md.state_dict_metadata[key].chunks.extend(cs)
     if rank == 0:
-        try:
-            md = writer.write(flat, rank)
-        except Exception as e:  # noqa: BLE001  (the other ranks wait at the barrier; this one raises)
-            err = _failed("write", rank, e)
-            _barrier(process_group, world)
-            raise err from e
+        writer.finish(md)
     _barrier(process_group, world)
-    return md if md is not None else FileSystemReader(writer.path).read_metadata()
+    return md
 
 
 def async_save(state_dict: Dict[str, Any], *, checkpoint_id: Union[str, os.PathLike, None] = None,
@@ -99,7 +160,26 @@ def async_save(state_dict: Dict[str, Any], *, checkpoint_id: Union[str, os.PathL
     return fut
 
 
+def _fill(dst, region_offsets: Tuple[int, ...], key: str, entry: TensorStorageMetadata, md: Metadata,
+          reader: FileSystemReader) -> None:
+    """dst (a plain tensor: the region of key's tensor that starts at region_offsets) <- the saved
+    chunks' overlap with it."""
+    sizes = tuple(dst.shape)
+    for chunk in entry.chunks:
+        lo = [max(c, r) for c, r in zip(chunk.offsets, region_offsets)]
+        hi = [min(c + n, r + m) for c, n, r, m in zip(chunk.offsets, chunk.sizes, region_offsets, sizes)]
+        if any(h <= low for low, h in zip(lo, hi)) and dst.dim():
+            continue
+        data = reader.read(md.storage_data[MetadataIndex(key, tuple(chunk.offsets))], entry, tuple(chunk.sizes))
+        into = tuple(slice(low - r, h - r) for low, h, r in zip(lo, hi, region_offsets))
+        frm = tuple(slice(low - c, h - c) for low, h, c in zip(lo, hi, chunk.offsets))
+        dst[into].copy_(data[frm])
+
+
 def _load_into(obj: Any, prefix: str, md: Metadata, reader: FileSystemReader) -> None:
+    from minitorch.distributed.tensor import DTensor
+    from minitorch.distributed.tensor._redistribute import local_offset
+
     for k, v in list(_items(obj)):
         key = f"{prefix}{k}"
         if _nested(v):
@@ -115,16 +195,25 @@ def _load_into(obj: Any, prefix: str, md: Metadata, reader: FileSystemReader) ->
                 raise ValueError(f"Size mismatch between saved {minitorch.Size(entry.size)} and current: "
                                  f"{v.size()} for {key}")
             with minitorch.no_grad():
-                v.copy_(reader.read(entry))
+                if isinstance(v, DTensor):
+                    local = v.to_local()
+                    region = minitorch.empty(local.shape, dtype=getattr(minitorch, entry.properties.dtype))
+                    _fill(region, local_offset(tuple(v.shape), v.device_mesh, v.placements), key, entry, md, reader)
+                    local.copy_(region)
+                else:
+                    region = minitorch.empty(tuple(v.shape), dtype=getattr(minitorch, entry.properties.dtype))
+                    _fill(region, (0,) * v.dim(), key, entry, md, reader)
+                    v.copy_(region)
         else:
-            obj[k] = reader.read(entry)
+            obj[k] = reader.read(md.storage_data[MetadataIndex(key)], entry)
 
 
 def load(state_dict: Dict[str, Any], *, checkpoint_id: Union[str, os.PathLike, None] = None,
          storage_reader: Optional[FileSystemReader] = None, planner: Any = None, process_group: Any = None,
          no_dist: bool = False) -> None:
-    """Loads the checkpoint into state_dict in place: its tensors are copied into, its other values
-    replaced, its Stateful values given their state through load_state_dict (every rank calls it)."""
+    """Loads the checkpoint into state_dict in place: its tensors are copied into (a DTensor's
+    local tensor gets its region), its other values replaced, its Stateful values given their
+    state through load_state_dict (every rank calls it)."""
     reader = _storage(checkpoint_id, storage_reader, FileSystemReader)
     rank, _ = _rank(process_group, no_dist)
     try:

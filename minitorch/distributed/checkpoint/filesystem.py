@@ -1,46 +1,73 @@
 """distributed.checkpoint's storage on a filesystem: a checkpoint is a folder holding `.metadata`
-(a pickled Metadata: for each flattened key, where its bytes lie and, for a tensor, its dtype and
-shape) and the data files `__<rank>_0.distcp`, the keys' raw bytes one after another (a tensor's
-elements in row-major order, any other value pickled). The layout is minitorch's own: PyTorch's
-checkpoints are not readable here, nor ours there."""
+(a pickled Metadata: for each flattened key, its dtype, global shape and the chunks it was saved
+in, and where each chunk's bytes lie) and the data files `__<rank>_0.distcp`, each rank's chunks'
+raw bytes one after another (a chunk's elements in row-major order, any other value pickled).
+The classes are named as PyTorch's; the files are minitorch's own: PyTorch's checkpoints are not
+readable here, nor ours there."""
 from __future__ import annotations
 
 import os
 import pickle
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
 import minitorch
 
-__all__ = ["BytesStorageMetadata", "FileSystemReader", "FileSystemWriter", "Metadata", "TensorStorageMetadata"]
+__all__ = ["BytesStorageMetadata", "ChunkStorageMetadata", "FileSystemReader", "FileSystemWriter", "Metadata",
+           "MetadataIndex", "TensorProperties", "TensorStorageMetadata"]
 
 _METADATA = ".metadata"
 
 
+@dataclass(frozen=True)
+class MetadataIndex:
+    """A chunk of a key: its fully qualified name and where the chunk starts in the tensor."""
+
+    fqn: str
+    offset: Optional[Tuple[int, ...]] = None
+    index: Optional[int] = None
+
+
+@dataclass
+class ChunkStorageMetadata:
+    offsets: Tuple[int, ...]
+    sizes: Tuple[int, ...]
+
+
+@dataclass
+class TensorProperties:
+    dtype: str  # minitorch's name of it ("float32")
+
+
 @dataclass
 class TensorStorageMetadata:
-    file: str
-    offset: int
-    nbytes: int
-    dtype: str  # minitorch's name of it ("float32")
+    properties: TensorProperties
     size: Tuple[int, ...]
+    chunks: List[ChunkStorageMetadata] = field(default_factory=list)
 
 
 @dataclass
 class BytesStorageMetadata:
-    file: str
+    pass
+
+
+@dataclass
+class _StorageInfo:
+    relative_path: str
     offset: int
-    nbytes: int
+    length: int
 
 
 @dataclass
 class Metadata:
-    """What a checkpoint holds: its flattened keys and where each one's bytes are."""
+    """What a checkpoint holds: its flattened keys (state_dict_metadata) and where each chunk's
+    bytes are (storage_data, by MetadataIndex)."""
 
     state_dict_metadata: Dict[str, Union[TensorStorageMetadata, BytesStorageMetadata]] = field(default_factory=dict)
-    storage_data: Any = None
+    planner_data: Any = None
+    storage_data: Dict[MetadataIndex, _StorageInfo] = field(default_factory=dict)
 
 
 class _Folder:
@@ -69,36 +96,38 @@ class FileSystemWriter(_Folder):
         self.sync_files = sync_files
         self.overwrite = overwrite
 
-    def write(self, flat: Dict[str, Any], rank: int) -> Metadata:
-        """Writes the flattened state (key -> tensor or other value) and the metadata."""
+    def check(self) -> None:
+        if not self.overwrite and os.path.exists(os.path.join(self.path, _METADATA)):
+            raise RuntimeError(f"Checkpoint already exists and overwrite=False: {self.path}")
+
+    def write_data(self, items: List[Tuple[MetadataIndex, Any]], rank: int) -> Dict[MetadataIndex, _StorageInfo]:
+        """Writes this rank's chunks (a tensor's chunk, or any other value) into its data file;
+        returns where each one went."""
         os.makedirs(self.path, exist_ok=True)
         name = f"__{rank}_0.distcp"
         target = os.path.join(self.path, name)
-        if not self.overwrite and os.path.exists(os.path.join(self.path, _METADATA)):
-            raise RuntimeError(f"Checkpoint already exists and overwrite=False: {self.path}")
-        md = Metadata()
+        where: Dict[MetadataIndex, _StorageInfo] = {}
         offset = 0
         with open(target + ".tmp", "wb") as f:
-            for key, value in flat.items():
+            for index, value in items:
                 if isinstance(value, minitorch.Tensor):
-                    host = value.detach().cpu().contiguous()
-                    raw = _raw(host)
-                    md.state_dict_metadata[key] = TensorStorageMetadata(name, offset, raw.size,
-                                                                        str(host.dtype).rsplit(".", 1)[-1],
-                                                                        tuple(host.shape))
+                    raw = _raw(value.detach().cpu().contiguous())
                 else:
                     raw = np.frombuffer(pickle.dumps(value), dtype=np.uint8)
-                    md.state_dict_metadata[key] = BytesStorageMetadata(name, offset, raw.size)
                 f.write(raw.tobytes())
+                where[index] = _StorageInfo(name, offset, raw.size)
                 offset += raw.size
             if self.sync_files:
                 f.flush()
                 os.fsync(f.fileno())
         os.replace(target + ".tmp", target)
-        with open(os.path.join(self.path, _METADATA + ".tmp"), "wb") as f:
+        return where
+
+    def finish(self, md: Metadata) -> None:
+        tmp = os.path.join(self.path, _METADATA + ".tmp")
+        with open(tmp, "wb") as f:
             pickle.dump(md, f)
-        os.replace(os.path.join(self.path, _METADATA + ".tmp"), os.path.join(self.path, _METADATA))
-        return md
+        os.replace(tmp, os.path.join(self.path, _METADATA))
 
 
 class FileSystemReader(_Folder):
@@ -111,13 +140,14 @@ class FileSystemReader(_Folder):
         with open(path, "rb") as f:
             return pickle.load(f)
 
-    def read(self, entry) -> Any:
-        """The value an entry of the metadata describes (a tensor on the CPU, or the object)."""
-        raw = np.fromfile(os.path.join(self.path, entry.file), dtype=np.uint8, count=entry.nbytes,
-                          offset=entry.offset)
-        if isinstance(entry, BytesStorageMetadata):
+    def read(self, info: _StorageInfo, entry=None, sizes: Optional[Tuple[int, ...]] = None) -> Any:
+        """The value stored at info: a CPU tensor of entry's dtype and shape sizes (a chunk), or
+        the object."""
+        raw = np.fromfile(os.path.join(self.path, info.relative_path), dtype=np.uint8, count=info.length,
+                          offset=info.offset)
+        if not isinstance(entry, TensorStorageMetadata):
             return pickle.loads(raw.tobytes())
-        t = minitorch.empty(entry.size, dtype=getattr(minitorch, entry.dtype))
+        t = minitorch.empty(sizes, dtype=getattr(minitorch, entry.properties.dtype))
         if t.numel():
             _raw(t)[:] = raw
         return t

@@ -2,9 +2,10 @@
 canonical names (no DDP "module." nor FSDP "_fsdp_wrapped_module." in them), whatever wraps the
 model, and the way back. The optimizer state is keyed by those names too ({"state": {name: ...},
 "param_groups": [{..., "params": [names]}]}), so a checkpoint outlives the wrapping and the
-number of ranks. An FSDP model's state (FSDP1's or fully_shard's) is its full state (PyTorch's
-default is its sharded DTensor state, which minitorch has not; full_state_dict=True is PyTorch's
-option for this one)."""
+number of ranks. An FSDP model's state is sharded by default, as PyTorch's: its parameters (and
+their per-element optimizer state) are DTensors (fully_shard's own; FSDP1's gathered and chunked
+on dim 0), which distributed.checkpoint saves from every rank; full_state_dict=True gives the full
+tensors instead. Setting takes either form."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -52,17 +53,60 @@ def _offload(obj: Any) -> Any:
     return obj
 
 
+def _fsdp1(model: nn.Module) -> bool:
+    from minitorch.distributed.fsdp import FullyShardedDataParallel
+
+    return isinstance(model, FullyShardedDataParallel)
+
+
+def _full(obj: Any) -> Any:
+    """obj with its DTensors gathered into full tensors (in dicts and lists too)."""
+    from minitorch.distributed.tensor import DTensor
+
+    if isinstance(obj, DTensor):
+        return obj.full_tensor()
+    if isinstance(obj, dict):
+        return {k: _full(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_full(v) for v in obj]
+    return obj
+
+
+def _fsdp1_mesh(model: nn.Module):
+    """A 1-D DeviceMesh over an FSDP1 model's sharding group (no new process group)."""
+    from minitorch.distributed.device_mesh import DeviceMesh
+
+    pg = model.process_group
+    device = next(iter(model.parameters()), minitorch.empty(0)).device.type
+    return DeviceMesh(device, list(pg._ranks), _groups=[pg])
+
+
+def _sharded(t, mesh):
+    """t (the same full tensor on every rank) as a DTensor sharded on dim 0 (no communication)."""
+    from minitorch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+    return distribute_tensor(t, mesh, [Shard(0) if t.dim() else Replicate()], src_data_rank=None)
+
+
 def get_model_state_dict(model: nn.Module, *, submodules: Any = None,
                          options: Optional[StateDictOptions] = None) -> Dict[str, Any]:
-    from minitorch.distributed.fsdp import FSDPModule
-
+    """The model's state under its parameters' names: sharded (DTensors) for an FSDP model, the
+    full tensors with options.full_state_dict."""
     options = options or StateDictOptions()
     inner = _unwrapped(model)
-    if isinstance(inner, FSDPModule):  # fully_shard's: its full parameters, gathered
-        with inner._full_state():
-            sd = {k: v.clone() for k, v in inner.state_dict().items()}
+    if _fsdp1(inner):  # its full state, gathered; sharded again as DTensors unless full is asked
+        sd = dict(inner.state_dict())
+        if not options.full_state_dict:
+            from minitorch.distributed.fsdp.fully_sharded_data_parallel import _clean
+
+            mesh = _fsdp1_mesh(inner)
+            buffers = {_clean(name) for name, _ in nn.Module.named_buffers(inner)}
+            sd = {k: (_sharded(v, mesh) if k not in buffers and isinstance(v, minitorch.Tensor) else v)
+                  for k, v in sd.items()}
     else:
         sd = dict(inner.state_dict())
+    if options.full_state_dict:
+        sd = {k: _full(v) for k, v in sd.items()}
     if options.ignore_frozen_params:
         frozen = {name for name, p in inner.named_parameters() if not p.requires_grad}
         sd = {k: v for k, v in sd.items() if k not in frozen}
@@ -93,6 +137,9 @@ def _init_optim_state(optim) -> None:
 
 def get_optimizer_state_dict(model: nn.Module, optimizers, *, submodules: Any = None,
                              options: Optional[StateDictOptions] = None) -> Dict[str, Any]:
+    """The optimizers' state keyed by the parameters' names: a sharded parameter's per-element
+    state is a DTensor laid out as it is (an FSDP1 model's: chunked on dim 0), unless
+    options.full_state_dict."""
     from minitorch.distributed.fsdp._optim_utils import full_optim_state_dict
 
     options = options or StateDictOptions()
@@ -103,6 +150,14 @@ def get_optimizer_state_dict(model: nn.Module, optimizers, *, submodules: Any = 
         one = full_optim_state_dict(inner, optim)
         out["state"].update(one["state"])
         out["param_groups"].extend(one["param_groups"])
+    if options.full_state_dict:
+        out["state"] = _full(out["state"])
+    elif _fsdp1(inner):
+        mesh = _fsdp1_mesh(inner)
+        shapes = {name: tuple(v.shape) for name, v in inner.state_dict().items()}
+        out["state"] = {name: {k: (_sharded(v, mesh) if isinstance(v, minitorch.Tensor) and v.dim()
+                                   and tuple(v.shape) == shapes.get(name) else v) for k, v in st.items()}
+                        for name, st in out["state"].items()}
     return _offload(out) if options.cpu_offload else out
 
 
@@ -113,21 +168,36 @@ def get_state_dict(model: nn.Module, optimizers, *, submodules: Any = None,
             get_optimizer_state_dict(model, optimizers, options=options))
 
 
+def _as_layout(value: Any, like: Any) -> Any:
+    """value in like's form: laid out as like when like is a DTensor (a full tensor chunked, a
+    DTensor redistributed by copy_), the full tensor when like is a plain one."""
+    from minitorch.distributed.tensor import DTensor
+
+    if isinstance(like, DTensor) and isinstance(value, minitorch.Tensor) and not isinstance(value, DTensor):
+        from minitorch.distributed.tensor import distribute_tensor
+
+        return distribute_tensor(value.to(like.to_local().device), like.device_mesh, like.placements,
+                                 src_data_rank=None)
+    if isinstance(value, DTensor) and not isinstance(like, DTensor):
+        return value.full_tensor()
+    return value
+
+
 def set_model_state_dict(model: nn.Module, model_state_dict: Dict[str, Any], *,
                          options: Optional[StateDictOptions] = None):
-    from minitorch.distributed.fsdp import FSDPModule
-
+    """Loads model_state_dict (sharded or full, whatever the model's layout) into the model."""
     options = options or StateDictOptions()
     inner = _unwrapped(model)
-    if isinstance(inner, FSDPModule):  # loaded into the full parameters, kept in the shards
-        with inner._full_state(writeback=True):
-            return inner.load_state_dict(model_state_dict, strict=options.strict)
-    return inner.load_state_dict(model_state_dict, strict=options.strict)
+    if _fsdp1(inner):  # loaded whole (FULL_STATE_DICT), each rank keeping its shard
+        return inner.load_state_dict({k: _full(v) for k, v in model_state_dict.items()}, strict=options.strict)
+    own = {**dict(inner.named_parameters()), **dict(inner.named_buffers())}
+    return inner.load_state_dict({k: _as_layout(v, own.get(k)) for k, v in model_state_dict.items()},
+                                 strict=options.strict)
 
 
 def set_optimizer_state_dict(model: nn.Module, optimizers, optim_state_dict: Dict[str, Any], *,
                              options: Optional[StateDictOptions] = None) -> None:
-    from minitorch.distributed.fsdp._optim_utils import _owners, sharded_optim_state_dict
+    from minitorch.distributed.fsdp._optim_utils import _numbered, _owners, sharded_optim_state_dict
 
     inner = _unwrapped(model)
     owners = _owners(inner)
@@ -141,7 +211,14 @@ def set_optimizer_state_dict(model: nn.Module, optimizers, optim_state_dict: Dic
             raise ValueError("optim_state_dict's param_groups do not match the optimizer's parameters")
         groups.sort(key=lambda g: names.index(frozenset(g["params"])))
         mine = set().union(*names)
-        full = {"state": {k: v for k, v in optim_state_dict["state"].items() if k in mine}, "param_groups": groups}
+        params = {n: p for p in _numbered(optim) for n in owners[id(p)][2]}
+        state = {}
+        for k, v in optim_state_dict["state"].items():
+            if k in mine:  # FSDP1's state is split from the full one; a DTensor parameter's is laid out as it
+                like = params[k] if owners[id(params[k])][0] is None else None
+                state[k] = {key: (_as_layout(x, like) if isinstance(x, minitorch.Tensor) and x.dim() else _full(x))
+                            for key, x in v.items()}
+        full = {"state": state, "param_groups": groups}
         optim.load_state_dict(sharded_optim_state_dict(inner, optim, full))
 
 

@@ -7,7 +7,9 @@ reduce-scatters the full gradient into the shard's, averaged over the ranks) and
 module's attribute (`linear.weight`) at its view of it; reshard() forgets the full parameter.
 Under use_orig_params=False the shard is one nn.Parameter (`_flat_param`); under True each
 original parameter stays registered as a 1-D Parameter holding its part of this rank's shard
-(possibly empty), and the shard is their concatenation (and the padding).
+(possibly empty), and the shard is their concatenation (and the padding). With offload (FSDP1's
+CPUOffload(offload_params=True)) the shard lives on the CPU and the full parameter on the
+device the module was on: the copy there is part of the differentiable gather.
 """
 from __future__ import annotations
 
@@ -34,7 +36,8 @@ class _ParamInfo(NamedTuple):
 
 class _Gather(Function):
     """forward: the full flat parameter from the ranks' shards; backward: this rank's shard of the
-    gradient, averaged over the ranks (DDP's averaging, so that training matches one process)."""
+    gradient, averaged over the ranks (DDP's averaging, so that training matches one process).
+    handle: a FlatParamHandle, or fully_shard's FSDPParamGroup (the same members)."""
 
     @staticmethod
     def forward(ctx, local, handle):
@@ -66,11 +69,34 @@ class _FullView:
         self.stride = tuple(t.stride())
 
 
-class FlatParamHandle:
+class SavedFull:
+    """What saved_full_views asks of a handle whose full parameter (`full`) forward may free:
+    whether a tensor lies in it, and the full parameter for backward (gathered again once,
+    through _gather_again, when it was freed)."""
+
+    full = None
+    _regathered = None
+
+    def holds(self, t) -> bool:
+        full = self.full
+        if full is None or t.numel() == 0 or t.dtype != full.dtype or t.device != full.device:
+            return False
+        base = full.data_ptr()
+        return base <= t.data_ptr() < base + full.numel() * full.element_size()
+
+    def full_for_backward(self):
+        if self.full is not None:
+            return self.full
+        if self._regathered is None:
+            self._regathered = self._gather_again()
+        return self._regathered
+
+
+class FlatParamHandle(SavedFull):
     """One unit's flat parameter: its shard on this rank, and the full one while gathered."""
 
     def __init__(self, module: nn.Module, infos: List[_ParamInfo], params: List, aliases: List, pg,
-                 sharded: bool, use_orig_params: bool, replicate_pg=None) -> None:
+                 sharded: bool, use_orig_params: bool, replicate_pg=None, offload: bool = False) -> None:
         self.module = module
         self.infos = infos
         self.aliases = aliases  # (module, name, index in infos): a parameter registered twice
@@ -84,6 +110,7 @@ class FlatParamHandle:
         self.shard_numel = -(-self.numel // world)
         self.start = (pg.rank() if sharded else 0) * self.shard_numel
         ref = params[0]
+        self.compute_device = ref.device  # where the full parameter is gathered (the shard may be offloaded)
         self.full = None  # the unsharded flat parameter between unshard() and reshard()
         self.no_sync = False  # FSDP.no_sync(): gradients kept whole here, reduced by the next backward
         self.pending = None  # those gradients (the full flat parameter's)
@@ -94,6 +121,8 @@ class FlatParamHandle:
             padding = minitorch.zeros(self.shard_numel * world - self.numel, dtype=ref.dtype, device=ref.device)
             full = minitorch.cat([p.detach().reshape(-1) for p in params] + [padding])
             local = full[self.start:self.start + self.shard_numel].clone()
+            if offload:
+                local = local.cpu()
         if use_orig_params:
             self.pieces = []
             for info in infos:
@@ -196,6 +225,7 @@ class FlatParamHandle:
         self._use_views(self.full, as_params=False)
 
     def _compute(self, full):
+        full = full.to(device=self.compute_device)
         return full if self.param_dtype is None else full.to(self.param_dtype)
 
     def views(self, full) -> List:
@@ -242,6 +272,17 @@ class FlatParamHandle:
                 mod._parameters.pop(name, None)
         self.reshard()
 
+    def load_local(self, local) -> None:
+        """This rank's shard <- local (a LOCAL_STATE_DICT's flat shard)."""
+        with minitorch.no_grad():
+            if self.flat_param is not None:
+                self.flat_param.copy_(local)
+                return
+            offset = 0
+            for piece in self.pieces:
+                piece.copy_(local[offset:offset + piece.numel()])
+                offset += piece.numel()
+
     def write_back(self, full) -> None:
         """This rank's shard <- its part of full."""
         with minitorch.no_grad():
@@ -252,21 +293,8 @@ class FlatParamHandle:
                 lo, hi = self._overlap(info)
                 piece.copy_(full[lo:hi])
 
-    # ---- saved tensors of a resharded unit ----
-
-    def holds(self, t) -> bool:
-        full = self.full
-        if full is None or t.numel() == 0 or t.dtype != full.dtype or t.device != full.device:
-            return False
-        base = full.data_ptr()
-        return base <= t.data_ptr() < base + full.numel() * full.element_size()
-
-    def full_for_backward(self):
-        if self.full is not None:
-            return self.full
-        if self._regathered is None:
-            self._regathered = self._compute(self.gather_full(self.local_shard()))
-        return self._regathered
+    def _gather_again(self):
+        return self._compute(self.gather_full(self.local_shard()))
 
 
 def _pack(handles: List[FlatParamHandle]):

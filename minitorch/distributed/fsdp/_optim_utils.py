@@ -12,13 +12,11 @@ from minitorch import nn
 
 def _owners(model: nn.Module) -> Dict[int, Tuple[Any, Any, List[str]]]:
     """id(optimized parameter) -> (handle or None, piece index or None, original names)."""
-    from minitorch.distributed.fsdp._fully_shard import FSDPModule
     from minitorch.distributed.fsdp.fully_sharded_data_parallel import FullyShardedDataParallel, _clean
 
     owners: Dict[int, Tuple[Any, Any, List[str]]] = {}
-    for name, m in model.named_modules():
-        h = (m._handle if isinstance(m, FullyShardedDataParallel)
-             else m._fsdp_handle if isinstance(m, FSDPModule) else None)
+    for name, m in model.named_modules():  # fully_shard's parameters are their own (DTensors)
+        h = m._handle if isinstance(m, FullyShardedDataParallel) else None
         if h is not None:
             prefix = _clean(name) + "." if _clean(name) else ""
             fqns = [prefix + i.fqn for i in h.infos]

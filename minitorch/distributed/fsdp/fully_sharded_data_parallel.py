@@ -9,7 +9,12 @@ backward saved from them are kept as views to gather again (saved-tensor hooks s
 unit). Backward reduce-scatters each unit's gradient as soon as it is complete (the all-gather's
 backward), averaged over the ranks, as DDP's all-reduce averages it. The optimizer runs on the
 shards (model.parameters()). state_dict() under FULL_STATE_DICT (the default) gathers the full
-parameters under their original names; summon_full_params gives them for a while.
+parameters under their original names, SHARDED_STATE_DICT the same as DTensors sharded on dim 0,
+LOCAL_STATE_DICT each unit's local flat shard; summon_full_params gives them for a while.
+CPUOffload(offload_params=True) keeps the shards (so the gradients and the optimizer step) on the
+CPU, the gathered parameters on the module's device; ignored_modules stay whole and unsharded;
+param_init_fn materializes the modules that have meta-device parameters (to_empty and
+reset_parameters without it).
 backward_prefetch, forward_prefetch and limit_all_gathers (schedules of the communication) are
 accepted and change nothing: a unit gathers when its forward starts and when backward needs it.
 """
@@ -25,8 +30,9 @@ from minitorch import nn
 from minitorch.distributed.fsdp._flat_param import (FLAT_PARAM, FlatParamHandle, _ParamInfo, full_params,
                                                     saved_full_views)
 from minitorch.distributed.fsdp.api import (BackwardPrefetch, CPUOffload, FullOptimStateDictConfig,
-                                            FullStateDictConfig, MixedPrecision, OptimStateDictConfig,
-                                            ShardingStrategy, StateDictConfig, StateDictSettings, StateDictType)
+                                            FullStateDictConfig, LocalStateDictConfig, MixedPrecision,
+                                            OptimStateDictConfig, ShardedStateDictConfig, ShardingStrategy,
+                                            StateDictConfig, StateDictSettings, StateDictType)
 from minitorch.distributed.fsdp.wrap import _as_policy, _recursive_wrap
 
 __all__ = ["FullyShardedDataParallel"]
@@ -39,15 +45,18 @@ def _clean(name: str) -> str:
     return name.replace(FSDP_PREFIX, "")
 
 
-def _own_params(module: nn.Module, units: type = None):
+def _own_params(module: nn.Module, units: type = None, ignored=frozenset()):
     """The parameters of module's subtree outside nested units (FSDP instances, or instances of
-    `units`): (submodule, name, fqn, param) each, and the aliases of a parameter registered twice."""
+    `units`) and outside ignored (ids of modules and parameters): (submodule, name, fqn, param)
+    each, and the aliases of a parameter registered twice."""
     units = units or FullyShardedDataParallel
     found, aliases, seen = [], [], {}
 
     def walk(mod: nn.Module, prefix: str) -> None:
+        if id(mod) in ignored:
+            return
         for name, p in mod._parameters.items():
-            if p is None:
+            if p is None or id(p) in ignored:
                 continue
             if id(p) in seen:
                 aliases.append((mod, name, seen[id(p)]))
@@ -77,7 +86,7 @@ def _check_flattenable(found, use_orig_params: bool) -> None:
 
 
 def _handle_of(module: nn.Module, own, pg, sharded: bool, use_orig_params: bool,
-               replicate_pg=None) -> Optional[FlatParamHandle]:
+               replicate_pg=None, offload: bool = False) -> Optional[FlatParamHandle]:
     """The flat parameter of module's own parameters (own: _own_params'), None when it has none."""
     found, aliases = own
     if not found:
@@ -87,7 +96,8 @@ def _handle_of(module: nn.Module, own, pg, sharded: bool, use_orig_params: bool,
     for mod, name, fqn, p in found:
         infos.append(_ParamInfo(mod, name, fqn, tuple(p.shape), offset, p.numel(), p.requires_grad))
         offset += p.numel()
-    return FlatParamHandle(module, infos, [f[3] for f in found], aliases, pg, sharded, use_orig_params, replicate_pg)
+    return FlatParamHandle(module, infos, [f[3] for f in found], aliases, pg, sharded, use_orig_params, replicate_pg,
+                           offload)
 
 
 class FullyShardedDataParallel(nn.Module):
@@ -105,10 +115,13 @@ class FullyShardedDataParallel(nn.Module):
         if isinstance(module, FullyShardedDataParallel):
             raise ValueError("FSDP auto wrapping requires modules to not already have FSDP applied but found "
                              f"the root module in\n{module}")
-        if cpu_offload is not None and cpu_offload.offload_params:
-            raise NotImplementedError("minitorch's FSDP has no cpu_offload of parameters")
-        if ignored_modules or ignored_states or param_init_fn is not None:
-            raise NotImplementedError("minitorch's FSDP has no ignored_modules, ignored_states nor param_init_fn")
+        if ignored_modules is not None and ignored_states is not None:
+            raise ValueError("Cannot pass both ignored_modules and ignored_states at the same time. Please just "
+                             "pass ignored_states.")
+        ignored_list = list(ignored_modules if ignored_modules is not None else ignored_states or ())
+        ignored = _ignored(module, ignored_list)
+        _materialize(module, param_init_fn, ignored, device_id)
+        offload = cpu_offload is not None and cpu_offload.offload_params
         strategy = ShardingStrategy.FULL_SHARD if sharding_strategy is None else sharding_strategy
         pg, replicate_pg = self._groups(process_group, device_mesh)
         if device_id is not None:
@@ -117,9 +130,15 @@ class FullyShardedDataParallel(nn.Module):
         if sync_module_states:
             _broadcast_state(module, pg)
         kwargs = dict(process_group=(pg, replicate_pg) if replicate_pg is not None else pg,
-                      sharding_strategy=strategy, use_orig_params=use_orig_params, mixed_precision=mixed_precision)
+                      sharding_strategy=strategy, use_orig_params=use_orig_params, mixed_precision=mixed_precision,
+                      cpu_offload=cpu_offload, ignored_states=ignored_list or None)
         if auto_wrap_policy is not None:
-            policy = _as_policy(auto_wrap_policy)
+            wrap_policy = _as_policy(auto_wrap_policy)
+
+            def policy(module: nn.Module, recurse: bool, nonwrapped_numel: int) -> bool:
+                return id(module) not in ignored and wrap_policy(module=module, recurse=recurse,
+                                                                 nonwrapped_numel=nonwrapped_numel)
+
             for name, sub in module.named_modules():
                 if isinstance(sub, FullyShardedDataParallel):
                     raise ValueError("FSDP auto wrapping requires modules to not already have FSDP applied but "
@@ -139,8 +158,9 @@ class FullyShardedDataParallel(nn.Module):
         for sub in module.modules():
             if isinstance(sub, FullyShardedDataParallel):
                 sub._is_root = False
-        self._handle = _handle_of(module, _own_params(module), pg, strategy != ShardingStrategy.NO_SHARD,
-                                  use_orig_params, replicate_pg)
+        self._handle = _handle_of(module, _own_params(module, ignored=ignored), pg,
+                                  strategy != ShardingStrategy.NO_SHARD, use_orig_params, replicate_pg, offload)
+        self.cpu_offload = cpu_offload or CPUOffload()
         self.mixed_precision = mixed_precision
         if mixed_precision is not None:
             _mixed_precision(self, mixed_precision)
@@ -322,14 +342,11 @@ class FullyShardedDataParallel(nn.Module):
     def set_state_dict_type(module: nn.Module, state_dict_type: StateDictType,
                             state_dict_config: Optional[StateDictConfig] = None,
                             optim_state_dict_config: Optional[OptimStateDictConfig] = None) -> StateDictSettings:
-        if state_dict_type != StateDictType.FULL_STATE_DICT:
-            raise NotImplementedError(f"minitorch's FSDP supports StateDictType.FULL_STATE_DICT only, got "
-                                      f"{state_dict_type}")
         units = [m for m in module.modules() if isinstance(m, FullyShardedDataParallel)]
         prev = FullyShardedDataParallel.get_state_dict_type(module)
         for u in units:
             u._state_dict_type = state_dict_type
-            u._state_dict_config = state_dict_config or FullStateDictConfig()
+            u._state_dict_config = state_dict_config or _CONFIGS[state_dict_type]()
             u._optim_state_dict_config = optim_state_dict_config or FullOptimStateDictConfig()
         return prev
 
@@ -344,9 +361,15 @@ class FullyShardedDataParallel(nn.Module):
     def state_dict(self, *args: Any, destination: Optional[Dict[str, Any]] = None, prefix: str = "",
                    keep_vars: bool = False) -> Dict[str, Any]:
         """FULL_STATE_DICT: the full parameters and the buffers under their original names (copies;
-        on the CPU with offload_to_cpu; on rank 0 only, the others getting {}, with rank0_only)."""
+        on the CPU with offload_to_cpu; on rank 0 only, the others getting {}, with rank0_only);
+        SHARDED_STATE_DICT: the parameters as DTensors sharded on dim 0 over the process group;
+        LOCAL_STATE_DICT: each unit's local flat shard (`<unit>._flat_param`) and the buffers."""
         if self._summoned or destination is not None:  # a unit inside its root's state_dict
             return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)
+        if self._state_dict_type == StateDictType.LOCAL_STATE_DICT:
+            return self._local_state_dict(prefix)
+        if self._state_dict_type == StateDictType.SHARDED_STATE_DICT:
+            return self._sharded_state_dict(prefix)
         cfg = self._state_dict_config
         with FullyShardedDataParallel.summon_full_params(self, writeback=False):
             raw = super().state_dict(*args, prefix=prefix, keep_vars=False)
@@ -361,8 +384,55 @@ class FullyShardedDataParallel(nn.Module):
             out[_clean(k)] = v
         return out
 
+    def _sharded_state_dict(self, prefix: str) -> Dict[str, Any]:
+        from minitorch.distributed.checkpoint.state_dict import _fsdp1_mesh, _sharded
+
+        with FullyShardedDataParallel.state_dict_type(self, StateDictType.FULL_STATE_DICT):
+            full = self.state_dict(prefix=prefix)
+        mesh = _fsdp1_mesh(self)
+        buffers = {prefix + _clean(name) for name, _ in nn.Module.named_buffers(self)}
+        out = type(full)()
+        for k, v in full.items():
+            out[k] = v if k in buffers or not isinstance(v, minitorch.Tensor) else _sharded(v, mesh)
+        return out
+
+    def _local_state_dict(self, prefix: str) -> Dict[str, Any]:
+        out: Dict[str, Any] = {}
+        for name, m in self.named_modules():
+            if isinstance(m, FullyShardedDataParallel) and m._handle is not None:
+                key = prefix + (_clean(name) + "." if _clean(name) else "") + FLAT_PARAM
+                out[key] = m._handle.local_shard().detach().clone()
+        for name, b in nn.Module.named_buffers(self):
+            out[prefix + _clean(name)] = b.detach().clone()
+        return out
+
+    def _load_local_state_dict(self, state_dict, strict: bool):
+        units = {(_clean(name) + "." if _clean(name) else "") + FLAT_PARAM: m
+                 for name, m in self.named_modules() if isinstance(m, FullyShardedDataParallel) and m._handle}
+        buffers = {_clean(name): b for name, b in nn.Module.named_buffers(self)}
+        missing = [k for k in [*units, *buffers] if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in units and k not in buffers]
+        if strict and (missing or unexpected):
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}: missing keys {missing}, "
+                               f"unexpected keys {unexpected}")
+        with minitorch.no_grad():
+            for key, unit in units.items():
+                if key in state_dict:
+                    unit._handle.load_local(state_dict[key])
+            for key, b in buffers.items():
+                if key in state_dict:
+                    b.copy_(state_dict[key])
+        return nn.modules.module._IncompatibleKeys(missing, unexpected)
+
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
-        """FULL_STATE_DICT: each rank keeps its shard of the full parameters given."""
+        """FULL_STATE_DICT: each rank keeps its shard of the full parameters given;
+        SHARDED_STATE_DICT: the same from DTensors (gathered); LOCAL_STATE_DICT: the flat shards."""
+        if self._state_dict_type == StateDictType.LOCAL_STATE_DICT:
+            return self._load_local_state_dict(state_dict, strict)
+        if self._state_dict_type == StateDictType.SHARDED_STATE_DICT:
+            from minitorch.distributed.checkpoint.state_dict import _full
+
+            state_dict = {k: _full(v) for k, v in state_dict.items()}
         with FullyShardedDataParallel.summon_full_params(self, writeback=True):
             own = nn.Module.state_dict(self, keep_vars=True)
             flat = {k: v.detach() for k, v in own.items() if k.rsplit(".", 1)[-1] == FLAT_PARAM}
@@ -401,6 +471,51 @@ class FullyShardedDataParallel(nn.Module):
         rank0_only=False); every rank calls it."""
         full = FullyShardedDataParallel.optim_state_dict(model, optim)
         return {} if rank0_only and dist.get_rank() != 0 else full
+
+
+_CONFIGS = {StateDictType.FULL_STATE_DICT: FullStateDictConfig, StateDictType.LOCAL_STATE_DICT: LocalStateDictConfig,
+            StateDictType.SHARDED_STATE_DICT: ShardedStateDictConfig}
+
+
+def _ignored(module: nn.Module, states: Optional[Iterable]) -> frozenset:
+    """The ids of the ignored modules (with their submodules) and parameters."""
+    out = set()
+    for s in states or ():
+        if isinstance(s, FullyShardedDataParallel):
+            raise ValueError("`ignored_modules` should not include FSDP modules")
+        if isinstance(s, nn.Module):
+            for m in s.modules():
+                out.add(id(m))
+                out.update(id(p) for p in m.parameters(recurse=False))
+        else:
+            out.add(id(s))
+    return frozenset(out)
+
+
+def _materialize(module: nn.Module, param_init_fn: Optional[Callable], ignored: frozenset, device_id: Any) -> None:
+    """The modules with meta-device parameters or buffers of their own (but ignored ones), in
+    breadth-first order, given param_init_fn(module); without it, moved to device_id (else the
+    CPU) and reset_parameters()."""
+    if param_init_fn is not None and not callable(param_init_fn):
+        raise ValueError(f"Expected {param_init_fn} to be callable but got {type(param_init_fn)}")
+    todo, queue = [], [module]
+    while queue:
+        m = queue.pop(0)
+        if id(m) in ignored:
+            continue
+        own = [*m.parameters(recurse=False), *m.buffers(recurse=False)]
+        if any(t.device.type == "meta" for t in own):
+            todo.append(m)
+        queue.extend(m.children())
+    for m in todo:
+        if param_init_fn is not None:
+            param_init_fn(m)
+        else:
+            device = (minitorch.device("cuda", device_id) if isinstance(device_id, int)
+                      else minitorch.device(device_id) if device_id is not None else minitorch.device("cpu"))
+            m.to_empty(device=device, recurse=False)
+            if hasattr(m, "reset_parameters"):
+                m.reset_parameters()
 
 
 def _mixed_precision(unit: FullyShardedDataParallel, mp: MixedPrecision) -> None:

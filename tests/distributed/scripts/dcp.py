@@ -1,8 +1,9 @@
-"""distributed.checkpoint across a restart: `dcp.py <out> save <dir>` trains an FSDP model with
-Adam for 2 steps, saves it (model, optimizer, step) through the tutorial's AppState, and goes on
-for 2 more steps; `dcp.py <out> load <dir>` (another launch, any number of ranks) starts from
-other parameters, loads the checkpoint and trains the same 2 steps. Both write the final full
-parameters (and the step loaded) to <out>/rank<r>.npz."""
+"""distributed.checkpoint across a restart: `dcp.py <out> save <dir> <kind>` trains an FSDP model
+(kind fsdp1: FullyShardedDataParallel; fsdp2: fully_shard, its parameters DTensors) with Adam for
+2 steps, saves it (model, optimizer, step) through the tutorial's AppState, each rank its shards,
+and goes on for 2 more steps; `dcp.py <out> load <dir> <kind>` (another launch, any number of
+ranks, either kind) starts from other parameters, loads the checkpoint and trains the same 2
+steps. Both write the final full parameters (and the step loaded) to <out>/rank<r>.npz."""
 import datetime
 import sys
 
@@ -14,7 +15,9 @@ import minitorch.distributed.checkpoint as dcp
 from minitorch import nn
 from minitorch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from minitorch.distributed.checkpoint.stateful import Stateful
+from minitorch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 from minitorch.distributed.fsdp import FullyShardedDataParallel as FSDP
+from minitorch.distributed.fsdp import fully_shard
 from minitorch.distributed.fsdp.wrap import ModuleWrapPolicy
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
@@ -39,11 +42,16 @@ class AppState(Stateful):
 
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
 r, n = dist.get_rank(), dist.get_world_size()
-out, phase, ckpt = sys.argv[1:4]
+out, phase, ckpt, kind = sys.argv[1:5]
 rows = slice(r * N // n, (r + 1) * N // n)
-# the loading run wraps the parameters the other way: the checkpoint's names are the original ones
-model = FSDP(mlp(0 if phase == "save" else 5), auto_wrap_policy=ModuleWrapPolicy({Block}),
-             use_orig_params=phase == "load")
+if kind == "fsdp1":  # the loading run wraps the parameters the other way: the checkpoint's names are the original ones
+    model = FSDP(mlp(0 if phase == "save" else 5), auto_wrap_policy=ModuleWrapPolicy({Block}),
+                 use_orig_params=phase == "load")
+else:
+    model = mlp(0 if phase == "save" else 5)
+    for block in (model[2], model[3]):
+        fully_shard(block)
+    fully_shard(model)
 optimizer = minitorch.optim.Adam(model.parameters(), lr=0.01)
 
 
@@ -65,6 +73,6 @@ else:
     dcp.load(state, checkpoint_id=ckpt)
     res["loaded_step"] = np.array(state["step"])
     steps(state["step"], 4)
-res["final"] = full_params(model.state_dict())
+res["final"] = full_params(get_model_state_dict(model, options=StateDictOptions(full_state_dict=True)))
 np.savez(f"{out}/rank{r}.npz", **res)
 dist.destroy_process_group()

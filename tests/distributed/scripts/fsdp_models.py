@@ -48,6 +48,28 @@ def data(kind: str, step: int):
     return minitorch.from_numpy(g.standard_normal(shape)), minitorch.from_numpy(g.standard_normal(y_shape))
 
 
+def error(fn) -> str:
+    """What fn raised, as "Class: words" ("" when it returned)."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001  (the tests compare class and words)
+        return f"{type(e).__name__}: {e}"
+    return ""
+
+
+def held_and_comm(model, rows, held):
+    """Which units hold their full parameters after a forward (held(model)), and the counts of
+    the backward's all-gathers and reduce-scatters."""
+    x, y = data("mlp", 8)
+    loss = nn.functional.mse_loss(model(x[rows]), y[rows])
+    units = held(model)
+    with minitorch.profiler.profile() as prof:
+        loss.backward()
+    names = [e.key for e in prof.key_averages() for _ in range(e.count)]
+    model.zero_grad()
+    return units, [names.count(c) for c in ("Comm::all_gather_into_tensor", "Comm::reduce_scatter_tensor")]
+
+
 def full_params(state: dict) -> np.ndarray:
     return np.concatenate([v.detach().cpu().numpy().reshape(-1) for v in state.values()])
 

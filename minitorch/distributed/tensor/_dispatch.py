@@ -1,0 +1,301 @@
+"""Which operators a DTensor computes, and how (its __torch_function__ comes here).
+
+The rules, each computing on the local tensors (the DTensors themselves, their C tensors being
+the local ones) and saying how the result is laid out:
+- pointwise ops (the elementwise table, their in-place forms, copy_, clone, to, the *_like
+  factories, the optimizers' fused steps): the operands laid out as the first DTensor (redistributed
+  to it when they differ), the result laid out so too; on a Partial value only the linear ones
+  (add and sub of Partials, mul and div by a scalar or a replicated factor, neg, clone, to)
+  keep it partial, the others reduce it first;
+- sum, mean, amax, amin: a reduced sharded dimension makes the result Partial (sum, max, min);
+- mm, matmul (2-D) and t, transpose: the usual matrix rules (Shard(0) @ Replicate -> Shard(0),
+  Replicate @ Shard(1) -> Shard(1), Shard(1) @ Shard(0) -> Partial), others through Replicate;
+- any op whose DTensor operands are all replicated: computed locally, the result replicated;
+- item(), tolist(), numpy() and the number conversions: of the full tensor.
+Any other op on a sharded or partial DTensor raises NotImplementedError, and a plain tensor
+(but a 0-dim one) among a DTensor op's operands raises RuntimeError, in PyTorch's words.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Sequence
+
+import numpy as np
+
+import minitorch
+from minitorch import _C
+from minitorch._backed import POINTWISE
+from minitorch.distributed.tensor._api import DTensor, _redistribute, _spec, _wrap
+from minitorch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard
+
+_SAME_LAYOUT = {"clone", "detach", "detach_", "contiguous", "to", "cpu", "cuda", "float", "double", "half",
+                "bfloat16", "type_as", "requires_grad_", "zero_", "fill_", "copy_", "zeros_like", "ones_like",
+                "empty_like", "full_like", "rand_like", "randn_like", "uniform_", "normal_", "data", "lerp",
+                "lerp_", "addcmul", "addcmul_", "addcdiv", "addcdiv_", "where", "masked_fill", "masked_fill_",
+                "clamp", "clamp_", "clamp_min", "clamp_max", "nan_to_num", "type"}
+_ADDITIVE = {"add", "add_", "sub", "sub_", "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__",
+             "rsub", "subtract"}
+_SCALING = {"mul", "mul_", "__mul__", "__rmul__", "__imul__", "div", "div_", "__truediv__", "__itruediv__",
+            "true_divide", "multiply", "divide"}
+_UNARY_LINEAR = {"neg", "neg_", "__neg__", "negative", "clone", "detach", "detach_", "contiguous", "to", "cpu",
+                 "cuda", "float", "double", "half", "bfloat16", "type_as", "requires_grad_", "data", "zero_", "type"}
+_TO_FULL = {"item", "tolist", "numpy", "__float__", "__int__", "__bool__", "__index__", "__format__", "__iter__",
+            "__reversed__", "__contains__", "__array__"}
+
+
+def _name(func: Callable) -> str:
+    """The name of what was called (a property's name for its getter and setter)."""
+    name = getattr(func, "__name__", "")
+    if name in ("__get__", "__set__"):
+        member = getattr(func, "__self__", None)
+        return getattr(member, "__name__", None) or getattr(getattr(member, "fget", None), "__name__", "")
+    return name
+
+
+def _walk(obj: Any, out: List[Any]) -> List[Any]:
+    if isinstance(obj, minitorch.Tensor):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _walk(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _walk(o, out)
+    return out
+
+
+def _map(obj: Any, fn: Callable) -> Any:
+    if isinstance(obj, minitorch.Tensor):
+        return fn(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_map(o, fn) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _map(v, fn) for k, v in obj.items()}
+    return obj
+
+
+def _run(func: Callable, args: tuple, kwargs: dict) -> Any:
+    """func on the local tensors (each DTensor is its C tensor with subclass dispatch off)."""
+    with _C.DisableTorchFunctionSubclass():
+        return func(*args, **kwargs)
+
+
+def _no_strategy(name: str) -> NotImplementedError:
+    return NotImplementedError(f"Operator aten.{name}.default does not have a sharding strategy registered.")
+
+
+def _operands(name: str, args: tuple, kwargs: dict) -> List[DTensor]:
+    """The DTensor operands (checked: one mesh, no plain tensor but 0-dim ones)."""
+    tensors = _walk((args, kwargs), [])
+    dts = [t for t in tensors if isinstance(t, DTensor)]
+    for t in tensors:
+        if not isinstance(t, DTensor) and t.dim() > 0:
+            raise RuntimeError(f"aten.{name}.default: got mixed torch.Tensor and DTensor, need to convert all "
+                               "torch.Tensor to DTensor before calling distributed operators!")
+    mesh = dts[0].device_mesh
+    for d in dts[1:]:
+        if d.device_mesh != mesh:
+            raise RuntimeError("DTensor does not support cross-mesh operation yet! Got meshes: "
+                               f"{mesh} {d.device_mesh}")
+    return dts
+
+
+def dispatch(func: Callable, args: tuple, kwargs: Dict[str, Any]) -> Any:
+    name = _name(func)
+    kind = getattr(func, "__name__", "")
+    if kind == "__set__":
+        return _run(func, args, kwargs)
+    if name in _TO_FULL:
+        return func(*_map(args, _full), **_map(kwargs, _full))
+    if name.startswith(("_fused_", "_foreach_")):
+        return _foreach(func, args, kwargs)
+    rule = _RULES.get(name)
+    if rule is not None:
+        return rule(func, name, args, kwargs)
+    if name in POINTWISE or name in _SAME_LAYOUT or (name.endswith("_") and name[:-1] in POINTWISE):
+        return _pointwise(func, name, args, kwargs)
+    if name not in _C.OPS and not name.startswith("__"):  # a member that is no op: on the local tensor
+        out = _run(func, args, kwargs)
+        if _walk(out, []):
+            raise _no_strategy(name)
+        return out
+    dts = _operands(name, args, kwargs)
+    if all(p.is_replicate() for d in dts for p in d.placements):
+        mesh = dts[0].device_mesh
+        return _map(_run(func, args, kwargs), lambda t: t if isinstance(t, DTensor) else _wrap(
+            t, _spec(mesh, [Replicate()] * mesh.ndim, _C.TensorBase.size(t))))
+    raise _no_strategy(name)
+
+
+def _full(t: Any) -> Any:
+    if isinstance(t, DTensor):
+        with minitorch.no_grad():
+            return t.full_tensor()
+    return t
+
+
+def _to(dts: Sequence[DTensor], args: tuple, kwargs: dict, placements, keep=()) -> tuple:
+    """args and kwargs with each DTensor (but those in keep) redistributed to placements."""
+    def fn(t):
+        if isinstance(t, DTensor) and t.placements != tuple(placements) and not any(t is k for k in keep):
+            return _redistribute(t, placements)
+        return t
+
+    return _map(args, fn), _map(kwargs, fn)
+
+
+def _broadcast_shape(tensors: Sequence[Any]) -> tuple:
+    return tuple(np.broadcast_shapes(*[tuple(t.shape) for t in tensors]))
+
+
+def _pointwise(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
+    dts = _operands(name, args, kwargs)
+    ref = dts[0]
+    mesh = ref.device_mesh
+    inplace = ref is (args[0] if args else None) and (name.endswith("_") and not name.endswith("__")
+                                                      or name.startswith("__i"))
+    target = list(ref.placements)
+    shape = tuple(ref.shape) if inplace else _broadcast_shape(_walk((args, kwargs), []))
+    keep = ()
+    if any(tuple(d.shape) != shape for d in dts) and any(p.is_shard() for d in dts for p in d.placements):
+        if inplace and any(p.is_shard() for p in target):
+            raise _no_strategy(name)
+        target = [Replicate()] * mesh.ndim  # broadcasting against a shard: computed whole
+    if any(p.is_partial() for p in target):
+        others = [a for a in _walk((args, kwargs), []) if a is not ref]
+        scalars = [a for a in (args[1:] if args else ()) if not isinstance(a, minitorch.Tensor)]
+        if name in _ADDITIVE and not scalars and all(d.placements == ref.placements or all(
+                p.is_replicate() or p == q for p, q in zip(d.placements, target)) for d in dts):
+            pass  # sums of parts; replicated operands are partitioned (divided) by the redistribution
+        elif name in _SCALING and ref is args[0] and all(
+                all(p.is_replicate() for p in d.placements) for d in others if isinstance(d, DTensor)):
+            keep = tuple(others)  # a partial value times a replicated factor
+        elif name in _UNARY_LINEAR and not others:
+            pass
+        elif inplace:
+            raise _no_strategy(name)
+        else:
+            target = [Replicate() if p.is_partial() else p for p in target]
+    args, kwargs = _to(dts, args, kwargs, target, keep)
+    out = _run(func, args, kwargs)
+    if inplace:
+        return dts[0]
+    spec = _spec(mesh, target, shape)
+    return _map(out, lambda t: t if isinstance(t, DTensor) else _wrap(t, spec))
+
+
+def _foreach(func: Callable, args: tuple, kwargs: dict) -> Any:
+    """An optimizer's fused step or a _foreach_ op: elementwise on each tensor (a parameter, its
+    gradient and its state laid out alike), so on the local tensors; list results laid out as the
+    first list's tensors."""
+    out = _run(func, args, kwargs)
+    first = next((a for a in args if isinstance(a, (list, tuple))), None)
+    if isinstance(out, (list, tuple)) and first is not None and len(out) == len(first):
+        def laid_out(o, f):
+            if isinstance(o, DTensor) or not isinstance(f, DTensor) or not isinstance(o, minitorch.Tensor):
+                return o
+            return _wrap(o, _spec(f.device_mesh, f.placements, f.shape, f.stride()))
+
+        return type(out)(laid_out(o, f) for o, f in zip(out, first))
+    return out
+
+
+def _reduce_dims(args: tuple, kwargs: dict, ndim: int):
+    """(the reduced dimensions, keepdim) of a sum/mean/amax/amin call."""
+    dim = kwargs.get("dim", args[1] if len(args) > 1 and not isinstance(args[1], minitorch.dtype) else None)
+    keepdim = bool(kwargs.get("keepdim", args[2] if len(args) > 2 else False))
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(ndim)), keepdim
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return sorted(d + ndim if d < 0 else d for d in dims), keepdim
+
+
+def _reduction(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
+    dts = _operands(name, args, kwargs)
+    self = args[0]
+    op = {"sum": "sum", "mean": "sum", "amax": "max", "amin": "min"}[name]
+    # a partial value reduces linearly (sum, mean of a sum) or alike (max of maxes): else whole first
+    if any(p.is_partial() and (p.reduce_op != op) for p in self.placements):
+        self = _redistribute(self, [Replicate() if p.is_partial() else p for p in self.placements])
+        args = (self,) + tuple(args[1:])
+    shape = tuple(self.shape)
+    dims, keepdim = _reduce_dims(args, kwargs, len(shape))
+    placements: List[Placement] = []
+    sharded_reduced = False
+    for p in self.placements:
+        if isinstance(p, Shard) and p.dim in dims:
+            placements.append(Partial(op))
+            sharded_reduced = True
+        elif isinstance(p, Shard):
+            placements.append(Shard(p.dim - (0 if keepdim else sum(d < p.dim for d in dims))))
+        else:
+            placements.append(p)
+    out_shape = tuple(1 if i in dims else s for i, s in enumerate(shape)) if keepdim else tuple(
+        s for i, s in enumerate(shape) if i not in dims)
+    if name == "mean" and sharded_reduced:  # the local sum over the global count: parts of the mean
+        count = 1
+        for d in dims:
+            count *= shape[d]
+        with _C.DisableTorchFunctionSubclass():
+            local = minitorch.Tensor.sum(*args, **kwargs) / count
+    else:
+        local = _run(func, args, kwargs)
+    del dts
+    return _wrap(local, _spec(self.device_mesh, placements, out_shape))
+
+
+# mm's rule per mesh dimension: (a's placement, b's) -> the result's, for what computes locally
+_MM = {("R", "R"): Replicate(), ("S0", "R"): Shard(0), ("R", "S1"): Shard(1), ("S1", "S0"): Partial("sum"),
+       ("P", "R"): Partial("sum"), ("R", "P"): Partial("sum")}
+
+
+def _code(p: Placement) -> str:
+    return "R" if p.is_replicate() else f"S{p.dim}" if isinstance(p, Shard) else "P" if p == Partial("sum") else "?"
+
+
+def _matmul(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
+    dts = _operands(name, args, kwargs)
+    a, b = args[0], args[1]
+    if not (isinstance(a, DTensor) and isinstance(b, DTensor)) or a.dim() != 2 or b.dim() != 2:
+        if all(p.is_replicate() for d in dts for p in d.placements):
+            return _replicated(func, args, kwargs, dts)
+        raise _no_strategy(name)
+    mesh = a.device_mesh
+    pa, pb, out = list(a.placements), list(b.placements), []
+    for i in range(mesh.ndim):
+        rule = _MM.get((_code(pa[i]), _code(pb[i])))
+        if rule is None:  # computed whole along this mesh dimension
+            pa[i], pb[i], rule = Replicate(), Replicate(), Replicate()
+        out.append(rule)
+    a, b = _redistribute(a, pa), _redistribute(b, pb)
+    local = _run(func, (a, b) + tuple(args[2:]), kwargs)
+    return _wrap(local, _spec(mesh, out, (a.shape[0], b.shape[1])))
+
+
+def _replicated(func: Callable, args: tuple, kwargs: dict, dts: Sequence[DTensor]) -> Any:
+    mesh = dts[0].device_mesh
+    return _map(_run(func, args, kwargs), lambda t: _wrap(t, _spec(mesh, [Replicate()] * mesh.ndim,
+                                                                      _C.TensorBase.size(t))))
+
+
+def _transpose(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
+    _operands(name, args, kwargs)
+    self = args[0]
+    nd = self.dim()
+    if name == "t" or name == "T":
+        d0, d1 = (0, 1) if nd == 2 else (0, 0)
+    else:
+        d0 = kwargs.get("dim0", args[1] if len(args) > 1 else None)
+        d1 = kwargs.get("dim1", args[2] if len(args) > 2 else None)
+        d0, d1 = d0 + nd if d0 < 0 else d0, d1 + nd if d1 < 0 else d1
+    swap = {d0: d1, d1: d0}
+    placements = [Shard(swap.get(p.dim, p.dim)) if isinstance(p, Shard) else p for p in self.placements]
+    shape, stride = list(self.shape), list(self.stride())
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    stride[d0], stride[d1] = stride[d1], stride[d0]
+    local = _run(func, args, kwargs)
+    return _wrap(local, _spec(self.device_mesh, placements, shape, stride))
+
+
+_RULES: Dict[str, Callable] = {"sum": _reduction, "mean": _reduction, "amax": _reduction, "amin": _reduction,
+                               "mm": _matmul, "_dense_mm": _matmul, "matmul": _matmul, "__matmul__": _matmul,
+                               "t": _transpose, "T": _transpose, "transpose": _transpose}
