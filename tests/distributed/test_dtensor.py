@@ -117,6 +117,17 @@ def test_dtensor_layouts_and_values(launched, n):
         np.testing.assert_allclose(got["opt_sgd"], sgd(W, W * 0.5), **close)
         np.testing.assert_allclose(got["opt_adam"], adam(W, W * 0.5), rtol=1e-10, atol=1e-12)
         assert got["opt_sgd_is_param"].all() and got["opt_adam_is_param"].all()
+        # clip_grad_norm_: the total norm of the whole gradients, every shard scaled by it
+        grads = np.concatenate([np.full(W.size, 3.0), (2 * X).reshape(-1)])
+        total = np.linalg.norm(grads)
+        np.testing.assert_allclose(got["clip_norm"], total, **close)
+        np.testing.assert_allclose(got["clip_grads"], grads * 0.5 / (total + 1e-6), **close)
+        np.testing.assert_allclose(got["clip_inf"], np.abs(grads).max() * 0.5 / (total + 1e-6), **close)
+        assert str(got["scaled"]) == layout((7, 5), (5, 1), [Shard(0)], (nr, 5))
+        np.testing.assert_array_equal(got["scaled_full"], X * 0.5)
+        assert str(got["rows_scaled"]) == layout((7, 5), (5, 1), [Shard(0)], (nr, 5))
+        assert list(got["module_kinds"]) == ["weight (Shard(dim=0),)", "bias (Replicate(),)"]
+        np.testing.assert_allclose(got["module_out"], got["module_want"], **close)
         assert str(got["zeros"]) == layout((5, 3), (3, 1), [Shard(1)], (5, chunk(3, n, r)[1]))
         # errors
         assert str(got["err_mixed"]) == ("RuntimeError: aten.add.default: got mixed torch.Tensor and DTensor, need "

@@ -1,18 +1,20 @@
 """torch.distributed.tensor: DTensor, a tensor laid out over a DeviceMesh by one placement per
 mesh dimension (Shard(dim), Replicate(), Partial()), what makes one (distribute_tensor,
-DTensor.from_local, the factories zeros, ones, empty, full, rand, randn), and what gives its
-values back (to_local, full_tensor, redistribute). _dispatch.py says which operators it computes."""
+DTensor.from_local, the factories zeros, ones, empty, full, rand, randn; distribute_module for a
+module's parameters), and what gives its values back (to_local, full_tensor, redistribute).
+_dispatch.py says which operators it computes."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
 import minitorch
 from minitorch.distributed.device_mesh import DeviceMesh, init_device_mesh
-from minitorch.distributed.tensor._api import DTensor, _leaf, _spec, distribute_tensor
+from minitorch.distributed.tensor._api import DTensor, _leaf, _spec, distribute_module, distribute_tensor
 from minitorch.distributed.tensor import _redistribute as _rd
 from minitorch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard
 
-__all__ = ["DTensor", "DeviceMesh", "Partial", "Placement", "Replicate", "Shard", "distribute_tensor", "empty",
+__all__ = ["DTensor", "DeviceMesh", "Partial", "Placement", "Replicate", "Shard", "distribute_module",
+           "distribute_tensor", "empty",
            "full", "init_device_mesh", "ones", "rand", "randn", "zeros"]
 
 

@@ -17,7 +17,7 @@ from minitorch.autograd import Function
 from minitorch.distributed.tensor import _redistribute as _rd
 from minitorch.distributed.tensor.placement_types import Placement, Replicate, Shard
 
-__all__ = ["DTensor", "distribute_tensor"]
+__all__ = ["DTensor", "distribute_module", "distribute_tensor"]
 
 _base_grad = _C.TensorBase.grad  # the C tensor's own .grad (the local gradient)
 
@@ -317,3 +317,30 @@ def distribute_tensor(tensor, device_mesh=None, placements: Optional[Sequence[Pl
                 local = _rd._chunk(local, p.dim, mesh, i)
         local = local.contiguous()
     return _leaf(local, _spec(mesh, placements, tuple(tensor.shape), tuple(tensor.stride())), tensor.requires_grad)
+
+
+def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None, output_fn=None):
+    """module with its parameters and buffers made DTensors (every rank calls it): partition_fn(name,
+    submodule, device_mesh) lays out each submodule's own as it likes, and whatever it leaves
+    plain is replicated; input_fn(module, inputs, device_mesh) and output_fn(module, outputs,
+    device_mesh) run before and after each forward (their results, when not None, replace the
+    inputs, the outputs). Returns module."""
+    from minitorch import nn
+    from minitorch.distributed.device_mesh import _mesh_resources
+
+    mesh = device_mesh if device_mesh is not None else _mesh_resources.get_current_mesh()
+    whole = [Replicate()] * mesh.ndim
+    for name, sub in module.named_modules():
+        if partition_fn is not None:
+            partition_fn(name, sub, mesh)
+        for key, p in list(sub._parameters.items()):
+            if p is not None and not isinstance(p, DTensor):
+                sub.register_parameter(key, nn.Parameter(distribute_tensor(p.data, mesh, whole), p.requires_grad))
+        for key, b in list(sub._buffers.items()):
+            if b is not None and not isinstance(b, DTensor):
+                sub._buffers[key] = distribute_tensor(b, mesh, whole)
+    if input_fn is not None:
+        module.register_forward_pre_hook(lambda mod, inputs: input_fn(mod, inputs, mesh))
+    if output_fn is not None:
+        module.register_forward_hook(lambda mod, inputs, outputs: output_fn(mod, outputs, mesh))
+    return module

@@ -3,12 +3,14 @@
 The rules, each computing on the local tensors (the DTensors themselves, their C tensors being
 the local ones) and saying how the result is laid out:
 - pointwise ops (the elementwise table, their in-place forms, copy_, clone, to, the *_like
-  factories, the optimizers' fused steps): the operands laid out as the first DTensor (redistributed
-  to it when they differ), the result laid out so too; on a Partial value only the linear ones
+  factories, the optimizers' fused steps): the operands laid out as self (in place) or the first
+  DTensor of the result's shape (redistributed to it when they differ; a replicated one that
+  broadcasts over the sharded dimensions kept), the result laid out so too; on a Partial value only the linear ones
   (add and sub of Partials, mul and div by a scalar or a replicated factor, neg, clone, to)
   keep it partial, the others reduce it first;
 - sum, mean, amax, amin: a reduced sharded dimension makes the result Partial (sum, max, min);
-- mm, matmul (2-D) and t, transpose: the usual matrix rules (Shard(0) @ Replicate -> Shard(0),
+  linalg.vector_norm of all the elements (so clip_grad_norm_): the ranks' norms combined, replicated;
+- mm, matmul (2-D), linear (2-D input) and t, transpose: the usual matrix rules (Shard(0) @ Replicate -> Shard(0),
   Replicate @ Shard(1) -> Shard(1), Shard(1) @ Shard(0) -> Partial), others through Replicate;
 - any op whose DTensor operands are all replicated: computed locally, the result replicated;
 - item(), tolist(), numpy() and the number conversions: of the full tensor.
@@ -147,40 +149,86 @@ def _broadcast_shape(tensors: Sequence[Any]) -> tuple:
     return tuple(np.broadcast_shapes(*[tuple(t.shape) for t in tensors]))
 
 
+def _broadcasts_over(d: DTensor, target: Sequence[Placement], ndim: int) -> bool:
+    """Whether d, fully replicated, broadcasts against every tensor dimension that target shards
+    (so each rank's local result needs all of d, which it has)."""
+    if not all(p.is_replicate() for p in d.placements):
+        return False
+    off = ndim - d.dim()
+    return all(p.dim - off < 0 or d.shape[p.dim - off] == 1 for p in target if isinstance(p, Shard))
+
+
 def _pointwise(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
     dts = _operands(name, args, kwargs)
-    ref = dts[0]
-    mesh = ref.device_mesh
-    inplace = ref is (args[0] if args else None) and (name.endswith("_") and not name.endswith("__")
-                                                      or name.startswith("__i"))
-    target = list(ref.placements)
-    shape = tuple(ref.shape) if inplace else _broadcast_shape(_walk((args, kwargs), []))
-    keep = ()
-    if any(tuple(d.shape) != shape for d in dts) and any(p.is_shard() for d in dts for p in d.placements):
-        if inplace and any(p.is_shard() for p in target):
+    inplace = dts[0] is (args[0] if args else None) and (name.endswith("_") and not name.endswith("__")
+                                                         or name.startswith("__i"))
+    shape = tuple(dts[0].shape) if inplace else _broadcast_shape(_walk((args, kwargs), []))
+    # the operand laid out as the result will be: self in place, else the first of the result's shape
+    main = dts[0] if inplace else next((d for d in dts if tuple(d.shape) == shape), dts[0])
+    mesh = main.device_mesh
+    target = list(main.placements)
+    keep = [d for d in dts if d is not main and tuple(d.shape) != shape and _broadcasts_over(d, target, len(shape))]
+    if any(tuple(d.shape) != shape and not any(d is k for k in keep) for d in dts) and any(
+            p.is_shard() for p in target):
+        if inplace:
             raise _no_strategy(name)
-        target = [Replicate()] * mesh.ndim  # broadcasting against a shard: computed whole
+        target, keep = [Replicate()] * mesh.ndim, []  # broadcasting against a shard: computed whole
     if any(p.is_partial() for p in target):
-        others = [a for a in _walk((args, kwargs), []) if a is not ref]
+        others = [a for a in _walk((args, kwargs), []) if a is not main]
         scalars = [a for a in (args[1:] if args else ()) if not isinstance(a, minitorch.Tensor)]
-        if name in _ADDITIVE and not scalars and all(d.placements == ref.placements or all(
+        if name in _ADDITIVE and not scalars and all(d.placements == main.placements or all(
                 p.is_replicate() or p == q for p, q in zip(d.placements, target)) for d in dts):
             pass  # sums of parts; replicated operands are partitioned (divided) by the redistribution
-        elif name in _SCALING and ref is args[0] and all(
+        elif name in _SCALING and (main is args[0] or "mul" in name) and all(
                 all(p.is_replicate() for p in d.placements) for d in others if isinstance(d, DTensor)):
-            keep = tuple(others)  # a partial value times a replicated factor
+            keep = others  # a partial value times a replicated factor
         elif name in _UNARY_LINEAR and not others:
             pass
         elif inplace:
             raise _no_strategy(name)
         else:
             target = [Replicate() if p.is_partial() else p for p in target]
-    args, kwargs = _to(dts, args, kwargs, target, keep)
+    args, kwargs = _to(dts, args, kwargs, target, tuple(keep))
     out = _run(func, args, kwargs)
     if inplace:
         return dts[0]
     spec = _spec(mesh, target, shape)
     return _map(out, lambda t: t if isinstance(t, DTensor) else _wrap(t, spec))
+
+
+def _vector_norm(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
+    """The p-norm of all the elements: each rank's local norm, raised to p and summed over the
+    sharded mesh dimensions (max, min for the infinite ones), then the p-th root: replicated.
+    Over given dims: computed on the whole tensor."""
+    dts = _operands(name, args, kwargs)
+    self = args[0]
+    ord_ = float(kwargs.get("ord", args[1] if len(args) > 1 else 2))
+    dim = kwargs.get("dim", args[2] if len(args) > 2 else None)
+    mesh = self.device_mesh
+    whole = [Replicate()] * mesh.ndim
+    if dim is not None or any(p.is_partial() for p in self.placements):
+        if dim is not None:
+            self = _redistribute(self, whole)
+        else:
+            self = _redistribute(self, [Replicate() if p.is_partial() else p for p in self.placements])
+        args = (self,) + tuple(args[1:])
+        if dim is not None:
+            return _replicated(func, args, kwargs, dts)
+    op = "max" if ord_ == float("inf") else "min" if ord_ == float("-inf") else "sum"
+    if op != "sum" and _C.TensorBase.numel(self) == 0 and any(p.is_shard() for p in self.placements):
+        # an empty shard: the identity of the combination (norms are >= 0)
+        dtype = self.dtype if self.is_floating_point() else minitorch.get_default_dtype()
+        local = minitorch.full((), 0.0 if op == "max" else float("inf"), dtype=dtype, device=self.device)
+    else:
+        local = _run(func, args, kwargs)
+    if not any(p.is_shard() for p in self.placements):
+        return _wrap(local, _spec(mesh, whole, _C.TensorBase.size(local)))
+    parts = [Partial(op) if p.is_shard() else p for p in self.placements]
+    if op != "sum":
+        return _redistribute(_wrap(local, _spec(mesh, parts, ())), whole)
+    powered = local if ord_ == 0 else local ** ord_
+    total = _redistribute(_wrap(powered, _spec(mesh, parts, ())), whole)
+    return total if ord_ == 0 else total ** (1.0 / ord_)
 
 
 def _foreach(func: Callable, args: tuple, kwargs: dict) -> Any:
@@ -271,6 +319,19 @@ def _matmul(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
     return _wrap(local, _spec(mesh, out, (a.shape[0], b.shape[1])))
 
 
+def _linear(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
+    """linear(x, w, b) as x @ w.t() + b, each by its rule (2-D x)."""
+    dts = _operands(name, args, kwargs)
+    x, w = args[0], args[1]
+    bias = kwargs.get("bias", args[2] if len(args) > 2 else None)
+    if x.dim() != 2:
+        if all(p.is_replicate() for d in dts for p in d.placements):
+            return _replicated(func, args, kwargs, dts)
+        raise _no_strategy(name)
+    out = x @ w.t()
+    return out if bias is None else out + bias
+
+
 def _replicated(func: Callable, args: tuple, kwargs: dict, dts: Sequence[DTensor]) -> Any:
     mesh = dts[0].device_mesh
     return _map(_run(func, args, kwargs), lambda t: _wrap(t, _spec(mesh, [Replicate()] * mesh.ndim,
@@ -298,4 +359,5 @@ def _transpose(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
 
 _RULES: Dict[str, Callable] = {"sum": _reduction, "mean": _reduction, "amax": _reduction, "amin": _reduction,
                                "mm": _matmul, "_dense_mm": _matmul, "matmul": _matmul, "__matmul__": _matmul,
-                               "t": _transpose, "T": _transpose, "transpose": _transpose}
+                               "t": _transpose, "T": _transpose, "transpose": _transpose,
+                               "vector_norm": _vector_norm, "linalg_vector_norm": _vector_norm, "linear": _linear}

@@ -130,6 +130,40 @@ for opt_name in ("sgd", "adam"):
     res[f"opt_{opt_name}"] = full(param.detach())
     res[f"opt_{opt_name}_is_param"] = np.array([isinstance(param, nn.Parameter), isinstance(param.grad, DTensor)])
 
+# clip_grad_norm_ over DTensor gradients: the norm of the whole, every shard scaled by it; a
+# replicated 0-dim factor broadcasts over a shard in place
+p1 = nn.Parameter(distribute_tensor(minitorch.from_numpy(W.copy()), mesh, [Shard(0)]))
+p2 = nn.Parameter(distribute_tensor(x, mesh, [Shard(1)]))
+(p1.sum() * 3 + (p2 * p2).sum()).full_tensor().backward()
+res["clip_norm"] = np.array(float(nn.utils.clip_grad_norm_([p1, p2], 0.5)))
+res["clip_grads"] = np.concatenate([full(p1.grad).reshape(-1), full(p2.grad).reshape(-1)])
+res["clip_inf"] = np.array(float(nn.utils.clip_grad_norm_([p1, p2], 0.5, norm_type="inf")))
+half = distribute_tensor(minitorch.tensor(0.5, dtype=minitorch.float64), mesh, [Replicate()])
+scaled = a.clone()
+scaled.mul_(half)
+res["scaled"] = np.array(layout(scaled))
+res["scaled_full"] = full(scaled)
+res["rows_scaled"] = np.array(layout(half * a))
+
+# distribute_module: a Linear whose weight is sharded by partition_fn (Shard(0): rows of the
+# output), the bias replicated; the input replicated by input_fn, the output gathered by output_fn
+def rows_of_weight(name, module, device_mesh):
+    if isinstance(module, nn.Linear):
+        module.register_parameter("weight", nn.Parameter(distribute_tensor(module.weight.data, device_mesh,
+                                                                           [Shard(0)])))
+
+
+minitorch.manual_seed(0)
+lin = nn.Linear(5, 6).double()
+want = lin(x).detach().numpy()
+nn_dt = minitorch.distributed.tensor.distribute_module(
+    lin, mesh, rows_of_weight, input_fn=lambda mod, inputs, m: tuple(
+        DTensor.from_local(i, m, [Replicate()]) for i in inputs),
+    output_fn=lambda mod, outputs, m: outputs.full_tensor())
+res["module_kinds"] = np.array([f"{name} {p.placements}" for name, p in nn_dt.named_parameters()])
+res["module_out"] = nn_dt(x).detach().numpy()
+res["module_want"] = want
+
 # a 2-D mesh: two mesh dimensions sharding two tensor dimensions, and one dimension twice
 if n == 4:
     mesh2 = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))

@@ -1,6 +1,7 @@
 """FSDP of mlp (fsdp_models) on each rank's CUDA device under backend "nccl": FULL_SHARD with the
 original parameters, Adam and clip_grad_norm_, then a distributed.checkpoint round trip of the
-model and optimizer; results to <out>/rank<r>.npz."""
+model and optimizer (each rank writing its shards); then fully_shard (DTensor parameters) with
+SGD; results to <out>/rank<r>.npz."""
 import os
 import sys
 
@@ -9,8 +10,10 @@ import numpy as np
 import minitorch
 import minitorch.distributed as dist
 import minitorch.distributed.checkpoint as dcp
-from minitorch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+from minitorch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict, get_state_dict,
+                                                         set_state_dict)
 from minitorch.distributed.fsdp import FullyShardedDataParallel as FSDP
+from minitorch.distributed.fsdp import fully_shard
 from minitorch.distributed.fsdp.wrap import ModuleWrapPolicy
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
@@ -47,5 +50,14 @@ state = {"model": get_state_dict(m, opt)[0], "optim": get_state_dict(m, opt)[1]}
 dcp.load(state, checkpoint_id=sys.argv[2])
 set_state_dict(m, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
 res["restored"] = full_params(m.state_dict())
+
+# fully_shard on this rank's device: the parameters DTensors over a "cuda" mesh, gathered by NCCL
+m2 = mlp(0).to(f"cuda:{local}")
+for block in (m2[2], m2[3]):
+    fully_shard(block)
+fully_shard(m2)
+res["fs_devices"] = np.array(sorted({f"{p.to_local().device} {p.device_mesh.device_type}" for p in m2.parameters()}))
+_, res["fs_steps"], _ = train(OnDevice(m2), "mlp", 3, rows,
+                              state=lambda: get_model_state_dict(m2, options=StateDictOptions(full_state_dict=True)))
 np.savez(f"{out}/rank{r}.npz", **res)
 dist.destroy_process_group()
