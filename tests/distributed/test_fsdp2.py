@@ -56,10 +56,12 @@ def test_fully_shard_dtensor_parameters_train_as_one_process(launched, refs, n):
         assert list(got["raf_held_False"]) == [True, True, True]
         np.testing.assert_array_equal(got["raf_comm_False"], [0, 3])
         # gradient accumulation, HSDP on a 2-D mesh, CPU offload
-        for key in ("accumulated_steps", "hsdp_steps", "offload_steps"):
+        assert list(got["meta_devices"]) == ["meta"] and str(got["meta_load"]) == "<All keys matched successfully>"
+        for key in ("accumulated_steps", "hsdp_steps", "offload_steps", "meta_steps"):
             np.testing.assert_allclose(got[key], refs["mlp_steps"], err_msg=key, **STEPS)
         assert str(got["hsdp_placements"]) == "(Replicate(), Shard(dim=0))"
         assert list(got["ignored_kinds"]) == ["DTensor"] * 10 + ["Parameter"] * 2
+        assert str(got["err_mp_frozen"]) == "FrozenInstanceError: cannot assign to field 'param_dtype'"
         assert str(got["err_fs_mesh"]).startswith("ValueError: fully_shard expects a 1D or 2D DeviceMesh but got")
     total = sum(p.numel() for p in tf.parameters())
     assert sum(int(got["fs_local_numel"]) for got in res) == total

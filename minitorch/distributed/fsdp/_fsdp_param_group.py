@@ -52,11 +52,8 @@ class FSDPParamGroup(SavedFull):
         self.full = None  # the full flat parameters between unshard() and reshard()
         self._regathered = None  # gathered again for backward, after forward freed them
         self.infos: List[_Param] = []
-        self.params: List[nn.Parameter] = []
         self.aliases = aliases  # (module, name, index in infos): a parameter registered twice
         padded, offset = 0, 0
-        ref = found[0][3]
-        self.compute_device = ref.device
         for mod, name, fqn, p in found:
             if p.dim() == 0:
                 raise NotImplementedError(f"minitorch's fully_shard does not shard 0-dim parameters ({fqn})")
@@ -69,14 +66,21 @@ class FSDPParamGroup(SavedFull):
                 dt = distribute_tensor(p.detach(), mesh, placements, src_data_rank=None)
                 if offload:
                     dt = _cpu(dt)
-            param = nn.Parameter(dt, requires_grad=p.requires_grad)
-            mod._parameters[name] = param
-            self.params.append(param)
+            mod._parameters[name] = nn.Parameter(dt, requires_grad=p.requires_grad)
         for mod, name, i in aliases:
             mod._parameters[name] = self.params[i]
         self.padded_numel = padded
         self.numel = offset
-        self.dtype = ref.dtype
+
+    @property
+    def params(self) -> List[nn.Parameter]:
+        """The DTensor parameters as the modules have them now (Module.to_empty, .to replace them)."""
+        return [i.module._parameters[i.name] for i in self.infos]
+
+    @property
+    def compute_device(self):
+        """Where the full parameters are gathered: the shards' device, the mesh's when offloaded."""
+        return minitorch.device(self.mesh.device_type) if self.offload else self.params[0].device
 
     # ---- the local flat tensor and the collectives ----
 
@@ -125,7 +129,8 @@ class FSDPParamGroup(SavedFull):
         dist.reduce_scatter_tensor(out, stacked.reshape(-1), op=dist.ReduceOp.AVG, group=self.shard_pg)
         if self.replicate_pg is not None and self.replicate_pg.size() > 1:
             dist.all_reduce(out, op=dist.ReduceOp.AVG, group=self.replicate_pg)
-        return out.to(dtype=self.dtype, device=self.params[0].device)
+        ref = self.params[0]
+        return out.to(dtype=ref.dtype, device=ref.device)
 
     # ---- unshard / reshard ----
 

@@ -17,7 +17,7 @@ from minitorch import nn
 from minitorch.distributed.fsdp._flat_param import saved_full_views
 from minitorch.distributed.fsdp._fsdp_param_group import FSDPParamGroup
 
-__all__ = ["CPUOffloadPolicy", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy", "fully_shard"]
+__all__ = ["CPUOffloadPolicy", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy", "UnshardHandle", "fully_shard"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,13 @@ class CPUOffloadPolicy(OffloadPolicy):
     pin_memory: bool = True
 
 
+class UnshardHandle:
+    """What unshard(async_op=True) gives: wait() for the all-gather (done already here)."""
+
+    def wait(self) -> None:
+        return None
+
+
 class FSDPModule:
     """What fully_shard adds to a module's class."""
 
@@ -56,11 +63,13 @@ class FSDPModule:
         if self._fsdp_group is not None:
             self._fsdp_group.reshard()
 
-    def unshard(self, async_op: bool = False) -> None:
-        """Gathers the full parameters now (the next forward uses them)."""
+    def unshard(self, async_op: bool = False) -> Optional["UnshardHandle"]:
+        """Gathers the full parameters now (the next forward uses them); with async_op, a handle
+        whose wait() returns at once (minitorch gathers synchronously)."""
         if self._fsdp_group is not None:
             with minitorch.no_grad():
                 self._fsdp_group.unshard()
+        return UnshardHandle() if async_op else None
 
     def set_requires_gradient_sync(self, requires_gradient_sync: bool, *, recurse: bool = True) -> None:
         """False: backward keeps the gradients unreduced (gradient accumulation), until a backward

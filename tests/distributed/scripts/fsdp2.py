@@ -11,7 +11,7 @@ import numpy as np
 import minitorch
 import minitorch.distributed as dist
 from minitorch import nn
-from minitorch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+from minitorch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict, set_model_state_dict
 from minitorch.distributed.device_mesh import init_device_mesh
 from minitorch.distributed.fsdp import (CPUOffload, CPUOffloadPolicy, FSDPModule, MixedPrecisionPolicy,
                                         ShardedStateDictConfig, StateDictType, fully_shard)
@@ -105,6 +105,18 @@ m = sharded_mlp(mesh=mesh)
 res["hsdp_placements"] = np.array(str(next(m.parameters()).placements))
 _, res["hsdp_steps"], _ = train(m, "mlp", 3, rows, state=lambda: full_state(m))
 
+# the recommended start: the model made on the meta device, sharded, materialized (to_empty),
+# then given a full state dict
+with minitorch.device("meta"):
+    m = mlp(0)
+for block in (m[2], m[3]):
+    fully_shard(block)
+fully_shard(m)
+res["meta_devices"] = np.array(sorted({str(p.device) for p in m.parameters()}))
+m.to_empty(device="cpu")
+res["meta_load"] = np.array(str(set_model_state_dict(m, mlp(0).state_dict(), options=FULL)))
+_, res["meta_steps"], _ = train(m, "mlp", 3, rows, state=lambda: full_state(m))
+
 # CPU offload (the shards stay on the CPU) and ignored parameters (left whole, not reduced)
 m = sharded_mlp(offload_policy=CPUOffloadPolicy())
 _, res["offload_steps"], _ = train(m, "mlp", 3, rows, state=lambda: full_state(m))
@@ -161,6 +173,7 @@ res["param_init_calls"] = np.array(inits)
 res["param_init_sd"] = full_params(m1.state_dict())
 
 # misuse, in PyTorch's classes and words
+res["err_mp_frozen"] = np.array(error(lambda: setattr(mp, "param_dtype", minitorch.float64)))
 res["err_fs_mesh"] = np.array(error(lambda: fully_shard(mlp(0), mesh=init_device_mesh("cpu", (1, 1, n)))))
 np.savez(f"{out}/rank{r}.npz", **res)
 dist.destroy_process_group()
