@@ -71,14 +71,15 @@ def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60,
     return Launched(proc, time.monotonic() - t0, out, n)
 
 
-def launched_once(tmp_path_factory, script: str, timeout: float):
+def launched_once(tmp_path_factory, script: str, timeout: float, args=()):
     """results(n): the per-rank results of script on n processes, launched once per n (for a
-    module-scoped fixture shared by a file's tests)."""
+    module-scoped fixture shared by a file's tests); "{out}" in args is the run's folder."""
     runs = {}
 
     def results(n: int):
         if n not in runs:
-            run = ok(launch(tmp_path_factory.mktemp(f"{Path(script).stem}{n}"), n, script, timeout=timeout))
+            where = tmp_path_factory.mktemp(f"{Path(script).stem}{n}")
+            run = ok(launch(where, n, script, *[a.format(out=where) for a in args], timeout=timeout))
             runs[n] = [run.result(r) for r in range(n)]
         return runs[n]
 

@@ -47,7 +47,7 @@ def adam(p, target, steps=2, lr=0.01, b1=0.9, b2=0.999, eps=1e-8):
 
 @pytest.fixture(scope="module")
 def launched(tmp_path_factory):
-    return launched_once(tmp_path_factory, "dtensor.py", timeout=180)
+    return launched_once(tmp_path_factory, "dtensor.py", timeout=180, args=("{out}/checkpoint",))
 
 
 @needs_mpi
@@ -128,6 +128,11 @@ def test_dtensor_layouts_and_values(launched, n):
         assert str(got["rows_scaled"]) == layout((7, 5), (5, 1), [Shard(0)], (nr, 5))
         assert list(got["module_kinds"]) == ["weight (Shard(dim=0),)", "bias (Replicate(),)"]
         np.testing.assert_allclose(got["module_out"], got["module_want"], **close)
+        # checkpointed by rows, loaded by columns, whole, and a partial value reduced
+        np.testing.assert_array_equal(got["dcp_rows_local"], X[:, c0:c0 + nc])
+        np.testing.assert_array_equal(got["dcp_rep"], X)
+        np.testing.assert_allclose(got["dcp_part"], X * S, **close)
+        assert list(got["dcp_chunks"]) == [str((chunk(7, n, k)[0], 0)) for k in range(n)]
         assert str(got["zeros"]) == layout((5, 3), (3, 1), [Shard(1)], (5, chunk(3, n, r)[1]))
         # errors
         assert str(got["err_mixed"]) == ("RuntimeError: aten.add.default: got mixed torch.Tensor and DTensor, need "

@@ -176,6 +176,22 @@ if n == 4:
     res["mesh2_re_full"] = full(dt2.redistribute(mesh2, [Replicate(), Shard(0)]))
     res["mesh2_sum_full"] = full(dt2.sum(1))
 
+# distributed.checkpoint of DTensors: saved sharded by rows (each rank its rows), replicated (once)
+# and partial (reduced first); loaded into other layouts (columns, replicated) and a plain tensor
+import minitorch.distributed.checkpoint as dcp  # noqa: E402
+
+ckpt = sys.argv[2]
+dcp.save({"rows": distribute_tensor(x, mesh, [Shard(0)]), "rep": rep, "part": part}, checkpoint_id=ckpt)
+into = {"rows": distribute_tensor(minitorch.zeros(7, 5, dtype=minitorch.float64), mesh, [Shard(1)]),
+        "rep": minitorch.zeros(7, 5, dtype=minitorch.float64),
+        "part": distribute_tensor(minitorch.zeros(7, 5, dtype=minitorch.float64), mesh, [Replicate()])}
+dcp.load(into, checkpoint_id=ckpt)
+res["dcp_rows_local"] = into["rows"].to_local().numpy()
+res["dcp_rep"] = into["rep"].numpy()
+res["dcp_part"] = into["part"].to_local().numpy()
+res["dcp_chunks"] = np.array([str(c.offsets) for c in dcp.FileSystemReader(ckpt).read_metadata()
+                              .state_dict_metadata["rows"].chunks])
+
 res["zeros"] = np.array(layout(zeros(5, 3, device_mesh=mesh, placements=[Shard(1)])))
 
 # misuse, in PyTorch's classes and words
