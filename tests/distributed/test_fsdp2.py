@@ -8,8 +8,10 @@ import pytest
 
 from launching import SCRIPTS, launched_once, needs_mpi
 
+import minitorch
+
 sys.path.insert(0, str(SCRIPTS))
-from fsdp_models import mlp, train, transformer  # noqa: E402
+from fsdp_models import data, mlp, train, transformer  # noqa: E402
 from test_fsdp import FULL_NAMES, mixed_precision_steps  # noqa: E402
 
 STEPS = dict(rtol=1e-9, atol=1e-11)
@@ -21,8 +23,14 @@ def refs():
     _, out["tf_steps"], _ = train(transformer(0), "transformer", 3)
     _, out["mlp_steps"], _ = train(mlp(0), "mlp", 3)
     out["mp_steps"] = mixed_precision_steps(3)
-    _, two, _ = train(mlp(0), "mlp", 2)
-    out["after_two"] = two[-1]
+    m = mlp(0)
+    opt = minitorch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    for step in range(2):
+        x, y = data("mlp", step)
+        opt.zero_grad()
+        minitorch.nn.functional.mse_loss(m(x), y).backward()
+        opt.step()
+    out["after_two"] = np.concatenate([v.numpy().reshape(-1) for v in m.state_dict().values()])
     return out
 
 
@@ -73,6 +81,7 @@ def test_fsdp1_sharded_and_local_state_dicts_offload_ignored_and_init(launched, 
     for got in launched(n):
         assert list(got["sharded_kinds"]) == ["DTensor (Shard(dim=0),)"]
         assert list(got["sharded_keys"]) == FULL_NAMES
+        assert list(got["sharded_osd_kinds"]) == ["momentum_buffer DTensor"] and got["sharded_osd_back"]
         np.testing.assert_allclose(got["full_sd"], refs["after_two"], **STEPS)
         np.testing.assert_array_equal(got["sharded_full"], got["full_sd"])
         assert str(got["sharded_load"]) == "<All keys matched successfully>"

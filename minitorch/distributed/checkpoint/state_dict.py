@@ -153,12 +153,21 @@ def get_optimizer_state_dict(model: nn.Module, optimizers, *, submodules: Any = 
     if options.full_state_dict:
         out["state"] = _full(out["state"])
     elif _fsdp1(inner):
-        mesh = _fsdp1_mesh(inner)
-        shapes = {name: tuple(v.shape) for name, v in inner.state_dict().items()}
-        out["state"] = {name: {k: (_sharded(v, mesh) if isinstance(v, minitorch.Tensor) and v.dim()
-                                   and tuple(v.shape) == shapes.get(name) else v) for k, v in st.items()}
-                        for name, st in out["state"].items()}
+        out["state"] = _sharded_optim_state(inner, out["state"])
     return _offload(out) if options.cpu_offload else out
+
+
+def _sharded_optim_state(model: nn.Module, state: Dict[str, Any]) -> Dict[str, Any]:
+    """An FSDP1 model's full optimizer state (by name) with each per-element tensor (of its
+    parameter's shape) a DTensor chunked on dim 0, as the model's sharded state dict is."""
+    from minitorch.distributed.fsdp import FullyShardedDataParallel, StateDictType
+
+    mesh = _fsdp1_mesh(model)
+    with FullyShardedDataParallel.state_dict_type(model, StateDictType.FULL_STATE_DICT):
+        shapes = {name: tuple(v.shape) for name, v in model.state_dict().items()}
+    return {name: {k: (_sharded(v, mesh) if isinstance(v, minitorch.Tensor) and v.dim()
+                       and tuple(v.shape) == shapes.get(name) else v) for k, v in st.items()}
+            for name, st in state.items()}
 
 
 def get_state_dict(model: nn.Module, optimizers, *, submodules: Any = None,

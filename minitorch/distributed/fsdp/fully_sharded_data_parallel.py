@@ -447,18 +447,26 @@ class FullyShardedDataParallel(nn.Module):
     def optim_state_dict(model: nn.Module, optim, optim_state_dict: Optional[Dict] = None,
                          group: Any = None) -> Dict[str, Any]:
         """optim's state with each shard's state gathered and split into the original parameters,
-        keyed by their names (every rank calls it)."""
+        keyed by their names (every rank calls it); under SHARDED_STATE_DICT each per-element
+        tensor is a DTensor chunked on dim 0."""
+        from minitorch.distributed.checkpoint.state_dict import _sharded_optim_state
         from minitorch.distributed.fsdp._optim_utils import full_optim_state_dict
 
-        return full_optim_state_dict(model, optim, optim_state_dict)
+        full = full_optim_state_dict(model, optim, optim_state_dict)
+        if FullyShardedDataParallel.get_state_dict_type(model).state_dict_type == StateDictType.SHARDED_STATE_DICT:
+            full["state"] = _sharded_optim_state(model, full["state"])
+        return full
 
     @staticmethod
     def optim_state_dict_to_load(model: nn.Module, optim, optim_state_dict: Dict[str, Any],
                                  is_named_optimizer: bool = False, load_directly: bool = False,
                                  group: Any = None) -> Dict[str, Any]:
-        """The inverse of optim_state_dict: optim's own state_dict (this rank's shards), to load."""
+        """The inverse of optim_state_dict (full or sharded): optim's own state_dict (this rank's
+        shards), to load."""
+        from minitorch.distributed.checkpoint.state_dict import _full
         from minitorch.distributed.fsdp._optim_utils import sharded_optim_state_dict
 
+        optim_state_dict = {**optim_state_dict, "state": _full(optim_state_dict["state"])}
         sd = sharded_optim_state_dict(model, optim, optim_state_dict)
         if load_directly:
             optim.load_state_dict(sd)

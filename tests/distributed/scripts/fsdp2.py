@@ -126,13 +126,27 @@ res["ignored_kinds"] = np.array([type(p).__name__ for p in m.parameters()])
 
 # FSDP1: SHARDED_STATE_DICT gives DTensors (dim 0 chunks), LOCAL_STATE_DICT the flat shards
 m1 = FSDP(mlp(0), auto_wrap_policy=ModuleWrapPolicy({Block}))
-train(m1, "mlp", 2, rows)
+opt1 = minitorch.optim.SGD(m1.parameters(), lr=0.1, momentum=0.9)
+for step in range(2):
+    x, y = data("mlp", step)
+    opt1.zero_grad()
+    nn.functional.mse_loss(m1(x[rows]), y[rows]).backward()
+    opt1.step()
 with FSDP.state_dict_type(m1, StateDictType.SHARDED_STATE_DICT, ShardedStateDictConfig()):
     sharded = m1.state_dict()
 res["sharded_kinds"] = np.array(sorted({f"{type(v).__name__} {getattr(v, 'placements', '')}"
                                         for v in sharded.values()}))
 res["sharded_keys"] = np.array(list(sharded))
 res["sharded_full"] = full_params({k: v.full_tensor() for k, v in sharded.items()})
+with FSDP.state_dict_type(m1, StateDictType.SHARDED_STATE_DICT):
+    sharded_osd = FSDP.optim_state_dict(m1, opt1)
+res["sharded_osd_kinds"] = np.array(sorted({f"{k} {type(v).__name__}" for st in sharded_osd["state"].values()
+                                            for k, v in st.items()}))
+opt_other = minitorch.optim.SGD(m1.parameters(), lr=0.1, momentum=0.9)
+opt_other.load_state_dict(FSDP.optim_state_dict_to_load(m1, opt_other, sharded_osd))
+res["sharded_osd_back"] = np.array(all(
+    minitorch.equal(opt_other.state[p]["momentum_buffer"], opt1.state[p]["momentum_buffer"])
+    for p in m1.parameters()))
 res["full_sd"] = full_params(m1.state_dict())
 other = FSDP(mlp(4), auto_wrap_policy=ModuleWrapPolicy({Block}))
 with FSDP.state_dict_type(other, StateDictType.SHARDED_STATE_DICT):
