@@ -141,6 +141,9 @@ def test_dtensor_layouts_and_values(launched, n):
         assert str(got["err_placements"]) == ("ValueError: `placements` must have the same length as "
                                               "`device_mesh.ndim`! Found placements length: 2, and "
                                               "device_mesh.ndim: 1.")
+        assert str(got["rep_reshape"]) == layout((35,), (1,), [Replicate()], (35,))
+        np.testing.assert_array_equal(got["rep_getitem_full"], X[1:3, ::2])
+        assert str(got["err_view"]).startswith("NotImplementedError: Operator aten.view.default does not have a")
         assert str(got["err_no_strategy"]) == ("NotImplementedError: Operator aten.cumsum.default does not have a "
                                                "sharding strategy registered.")
         assert str(got["err_to_partial"]).startswith("RuntimeError: Can not redistribute to Partial")

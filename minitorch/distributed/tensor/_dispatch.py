@@ -115,17 +115,20 @@ def dispatch(func: Callable, args: tuple, kwargs: Dict[str, Any]) -> Any:
         return rule(func, name, args, kwargs)
     if name in POINTWISE or name in _SAME_LAYOUT or (name.endswith("_") and name[:-1] in POINTWISE):
         return _pointwise(func, name, args, kwargs)
+    dts = [t for t in _walk((args, kwargs), []) if isinstance(t, DTensor)]
+    replicated = all(p.is_replicate() for d in dts for p in d.placements)
     if name not in _C.OPS and not name.startswith("__"):  # a member that is no op: on the local tensor
         out = _run(func, args, kwargs)
-        if _walk(out, []):
-            raise _no_strategy(name)
-        return out
-    dts = _operands(name, args, kwargs)
-    if all(p.is_replicate() for d in dts for p in d.placements):
-        mesh = dts[0].device_mesh
-        return _map(_run(func, args, kwargs), lambda t: t if isinstance(t, DTensor) else _wrap(
-            t, _spec(mesh, [Replicate()] * mesh.ndim, _C.TensorBase.size(t))))
-    raise _no_strategy(name)
+        if not _walk(out, []):
+            return out
+    else:
+        _operands(name, args, kwargs)
+        out = _run(func, args, kwargs) if replicated else None
+    if not replicated:
+        raise _no_strategy(name)
+    mesh = dts[0].device_mesh  # all replicated: each rank computed the same whole result
+    return _map(out, lambda t: t if isinstance(t, DTensor) else _wrap(
+        t, _spec(mesh, [Replicate()] * mesh.ndim, _C.TensorBase.size(t))))
 
 
 def _full(t: Any) -> Any:

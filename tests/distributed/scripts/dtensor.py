@@ -197,6 +197,9 @@ res["zeros"] = np.array(layout(zeros(5, 3, device_mesh=mesh, placements=[Shard(1
 # misuse, in PyTorch's classes and words
 res["err_mixed"] = np.array(error(lambda: a + x))
 res["err_placements"] = np.array(error(lambda: distribute_tensor(x, mesh, [Shard(0), Shard(1)])))
+res["rep_reshape"] = np.array(layout(rep.reshape(35)))  # any op of replicated operands: computed locally
+res["rep_getitem_full"] = full(rep[1:3, ::2])
+res["err_view"] = np.array(error(lambda: a.view(35)))
 res["err_no_strategy"] = np.array(error(lambda: a.cumsum(0)))
 res["err_to_partial"] = np.array(error(lambda: a.redistribute(mesh, [Partial()])))
 res["err_distribute_dtensor"] = np.array(error(lambda: distribute_tensor(a, mesh, [Shard(0)])))
