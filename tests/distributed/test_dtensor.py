@@ -128,6 +128,7 @@ def test_dtensor_layouts_and_values(launched, n):
         assert str(got["rows_scaled"]) == layout((7, 5), (5, 1), [Shard(0)], (nr, 5))
         assert list(got["module_kinds"]) == ["weight (Shard(dim=0),)", "bias (Replicate(),)"]
         np.testing.assert_allclose(got["module_out"], got["module_want"], **close)
+        np.testing.assert_allclose(got["module_grads"], got["module_want_grads"], **close)
         # checkpointed by rows, loaded by columns, whole, and a partial value reduced
         np.testing.assert_array_equal(got["dcp_rows_local"], X[:, c0:c0 + nc])
         np.testing.assert_array_equal(got["dcp_rep"], X)

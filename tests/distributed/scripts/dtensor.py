@@ -155,6 +155,8 @@ def rows_of_weight(name, module, device_mesh):
 
 minitorch.manual_seed(0)
 lin = nn.Linear(5, 6).double()
+lin(x).tanh().sum().backward()
+res["module_want_grads"] = np.concatenate([lin.weight.grad.numpy().reshape(-1), lin.bias.grad.numpy()])
 want = lin(x).detach().numpy()
 nn_dt = minitorch.distributed.tensor.distribute_module(
     lin, mesh, rows_of_weight, input_fn=lambda mod, inputs, m: tuple(
@@ -162,6 +164,8 @@ nn_dt = minitorch.distributed.tensor.distribute_module(
     output_fn=lambda mod, outputs, m: outputs.full_tensor())
 res["module_kinds"] = np.array([f"{name} {p.placements}" for name, p in nn_dt.named_parameters()])
 res["module_out"] = nn_dt(x).detach().numpy()
+nn_dt(x).tanh().sum().backward()  # through the sharded weight: its gradient sharded as it
+res["module_grads"] = np.concatenate([full(nn_dt.weight.grad).reshape(-1), full(nn_dt.bias.grad)])
 res["module_want"] = want
 
 # a 2-D mesh: two mesh dimensions sharding two tensor dimensions, and one dimension twice
