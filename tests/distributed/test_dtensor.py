@@ -125,6 +125,9 @@ def test_dtensor_layouts_and_values(launched, n):
         np.testing.assert_allclose(got["clip_inf"], np.abs(grads).max() * 0.5 / (total + 1e-6), **close)
         assert str(got["scaled"]) == layout((7, 5), (5, 1), [Shard(0)], (nr, 5))
         np.testing.assert_array_equal(got["scaled_full"], X * 0.5)
+        assert str(got["bias_cols"]) == layout((7, 5), (5, 1), [Shard(1)], (7, nc))
+        np.testing.assert_array_equal(got["bias_cols_full"], X + Y[0])
+        np.testing.assert_array_equal(got["bias_rows_full"], X + Y[0])
         assert str(got["rows_scaled"]) == layout((7, 5), (5, 1), [Shard(0)], (nr, 5))
         assert list(got["module_kinds"]) == ["weight (Shard(dim=0),)", "bias (Replicate(),)"]
         np.testing.assert_allclose(got["module_out"], got["module_want"], **close)

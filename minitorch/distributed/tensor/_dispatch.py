@@ -3,9 +3,9 @@
 The rules, each computing on the local tensors (the DTensors themselves, their C tensors being
 the local ones) and saying how the result is laid out:
 - pointwise ops (the elementwise table, their in-place forms, copy_, clone, to, the *_like
-  factories, the optimizers' fused steps): the operands laid out as self (in place) or the first
-  DTensor of the result's shape (redistributed to it when they differ; a replicated one that
-  broadcasts over the sharded dimensions kept), the result laid out so too; on a Partial value only the linear ones
+  factories, the optimizers' fused steps): the result laid out as self (in place) or as the
+  first DTensor of the result's shape, each operand redistributed to match it (sharded on its
+  own aligned dimension, replicated where it broadcasts); on a Partial value only the linear ones
   (add and sub of Partials, mul and div by a scalar or a replicated factor, neg, clone, to)
   keep it partial, the others reduce it first;
 - sum, mean, amax, amin: a reduced sharded dimension makes the result Partial (sum, max, min);
@@ -138,27 +138,23 @@ def _full(t: Any) -> Any:
     return t
 
 
-def _to(dts: Sequence[DTensor], args: tuple, kwargs: dict, placements, keep=()) -> tuple:
-    """args and kwargs with each DTensor (but those in keep) redistributed to placements."""
-    def fn(t):
-        if isinstance(t, DTensor) and t.placements != tuple(placements) and not any(t is k for k in keep):
-            return _redistribute(t, placements)
-        return t
-
-    return _map(args, fn), _map(kwargs, fn)
-
-
 def _broadcast_shape(tensors: Sequence[Any]) -> tuple:
     return tuple(np.broadcast_shapes(*[tuple(t.shape) for t in tensors]))
 
 
-def _broadcasts_over(d: DTensor, target: Sequence[Placement], ndim: int) -> bool:
-    """Whether d, fully replicated, broadcasts against every tensor dimension that target shards
-    (so each rank's local result needs all of d, which it has)."""
-    if not all(p.is_replicate() for p in d.placements):
-        return False
+def _operand_layout(d: DTensor, target: Sequence[Placement], ndim: int) -> List[Placement]:
+    """How operand d must lie for a pointwise result laid out by target (ndim dimensions): along
+    each mesh dimension, sharded on its own dimension that the result's shard aligns with
+    (broadcasting from the right), replicated where it broadcasts over it (missing or of size 1)."""
     off = ndim - d.dim()
-    return all(p.dim - off < 0 or d.shape[p.dim - off] == 1 for p in target if isinstance(p, Shard))
+    out: List[Placement] = []
+    for p in target:
+        if isinstance(p, Shard):
+            k = p.dim - off
+            out.append(Replicate() if k < 0 or d.shape[k] == 1 else Shard(k))
+        else:
+            out.append(p)
+    return out
 
 
 def _pointwise(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
@@ -170,29 +166,32 @@ def _pointwise(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
     main = dts[0] if inplace else next((d for d in dts if tuple(d.shape) == shape), dts[0])
     mesh = main.device_mesh
     target = list(main.placements)
-    keep = [d for d in dts if d is not main and tuple(d.shape) != shape and _broadcasts_over(d, target, len(shape))]
-    if any(tuple(d.shape) != shape and not any(d is k for k in keep) for d in dts) and any(
-            p.is_shard() for p in target):
-        if inplace:
-            raise _no_strategy(name)
-        target, keep = [Replicate()] * mesh.ndim, []  # broadcasting against a shard: computed whole
+    factors = ()  # operands kept replicated where the result is partial (a scaling's factors)
     if any(p.is_partial() for p in target):
         others = [a for a in _walk((args, kwargs), []) if a is not main]
         scalars = [a for a in (args[1:] if args else ()) if not isinstance(a, minitorch.Tensor)]
-        if name in _ADDITIVE and not scalars and all(d.placements == main.placements or all(
+        if name in _ADDITIVE and not scalars and all(all(
                 p.is_replicate() or p == q for p, q in zip(d.placements, target)) for d in dts):
             pass  # sums of parts; replicated operands are partitioned (divided) by the redistribution
         elif name in _SCALING and (main is args[0] or "mul" in name) and all(
                 all(p.is_replicate() for p in d.placements) for d in others if isinstance(d, DTensor)):
-            keep = others  # a partial value times a replicated factor
+            factors = tuple(others)  # a partial value times a replicated factor
         elif name in _UNARY_LINEAR and not others:
             pass
         elif inplace:
             raise _no_strategy(name)
         else:
             target = [Replicate() if p.is_partial() else p for p in target]
-    args, kwargs = _to(dts, args, kwargs, target, tuple(keep))
-    out = _run(func, args, kwargs)
+
+    def laid_out(t):
+        if not isinstance(t, DTensor):
+            return t
+        layout = _operand_layout(t, target, len(shape))
+        if any(t is f for f in factors):
+            layout = [Replicate() if p.is_partial() else p for p in layout]
+        return t if tuple(layout) == t.placements else _redistribute(t, layout)
+
+    out = _run(func, _map(args, laid_out), _map(kwargs, laid_out))
     if inplace:
         return dts[0]
     spec = _spec(mesh, target, shape)

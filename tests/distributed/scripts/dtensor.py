@@ -144,6 +144,11 @@ scaled.mul_(half)
 res["scaled"] = np.array(layout(scaled))
 res["scaled_full"] = full(scaled)
 res["rows_scaled"] = np.array(layout(half * a))
+cols = distribute_tensor(x, mesh, [Shard(1)])
+bias = distribute_tensor(minitorch.from_numpy(Y[0].copy()), mesh, [Replicate()])
+res["bias_cols"] = np.array(layout(cols + bias))  # the bias chunked like the columns: no gather
+res["bias_cols_full"] = full(cols + bias)
+res["bias_rows_full"] = full(bias + a)
 
 # distribute_module: a Linear whose weight is sharded by partition_fn (Shard(0): rows of the
 # output), the bias replicated; the input replicated by input_fn, the output gathered by output_fn
