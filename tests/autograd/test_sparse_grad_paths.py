@@ -153,3 +153,25 @@ def test_a_factor_changed_in_place_is_refused():
         o.mul_(2)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             out.backward()
+
+
+def test_the_sparse_paths_leak_nothing():
+    """Through a product, a clone, a hook returning a new sparse gradient, retain_grad() and
+    autograd.grad, again and again: the counts of live C tensors, storages and nodes stay."""
+    def step():
+        w = minitorch.tensor(WEIGHT, requires_grad=True)
+        v = (w * minitorch.tensor(OTHER)).clone()
+        v.retain_grad()
+        v.register_hook(lambda g: g * 2)
+        embed(minitorch, v - 1).sum().backward()
+        minitorch.autograd.grad(embed(minitorch, w / 2).sum(), w)
+        with pytest.raises(RuntimeError):
+            u = w * 1
+            u.register_hook(lambda g: g.to_dense())
+            embed(minitorch, u).sum().backward()
+
+    step()
+    before = minitorch._C._live_objects()
+    for _ in range(10):
+        step()
+    assert minitorch._C._live_objects() == before
