@@ -104,7 +104,8 @@ class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._backward_hooks is None:
             self._backward_hooks = OrderedDict()
-            _C._add_grad_hook(self, functools.partial(_run_grad_hooks, self._backward_hooks), False)
+            _C._add_grad_hook(self, functools.partial(_run_grad_hooks, self._backward_hooks, tuple(self.shape)),
+                              False)
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         return handle
@@ -454,14 +455,30 @@ def _nowrap_functions():
 
 
 
-def _run_grad_hooks(hooks: "OrderedDict", grad: Tensor):
+def _run_grad_hooks(hooks: "OrderedDict", size: tuple, grad):
     """The engine's call of a tensor's gradient hooks, in order, each seeing the last one's
-    result; PyTorch's checks of what a hook returns."""
+    result; PyTorch's checks of what a hook returns. A sparse gradient comes as its parts
+    (values, indices, coalesced), is shown as a sparse tensor of the tensor's size and goes back
+    as parts (a hook must keep it sparse, as PyTorch's)."""
+    sparse = isinstance(grad, tuple)
+    if sparse:
+        from .sparse import _from_grad
+
+        grad = _from_grad(grad[0], grad[1], size, grad[2], None)
     for hook in list(hooks.values()):
         res = hook(grad)
         if res is None:
             continue
         name = getattr(hook, "__name__", "<unknown>")
+        if sparse != bool(getattr(res, "is_sparse", False)):
+            kind = _sparse_type(grad) if sparse else grad.type()
+            got = res.type() if sparse else _sparse_type(res)
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {kind} got {got})")
+        if sparse:
+            if res.dtype != grad.dtype or res.device != grad.device or tuple(res.shape) != size:
+                raise RuntimeError(f"hook '{name}' has changed the type of value")
+            grad = res
+            continue
         if not isinstance(res, _C.TensorBase):
             raise TypeError(f"expected Variable, but hook returned '{type(res).__name__}'")
         if res.dtype != grad.dtype:
@@ -472,7 +489,13 @@ def _run_grad_hooks(hooks: "OrderedDict", grad: Tensor):
         if tuple(res.shape) != tuple(grad.shape):
             raise RuntimeError(f"hook '{name}' has changed the size of value")
         grad = res
-    return grad
+    return (grad._v, grad._i, grad._coalesced) if sparse else grad
+
+
+def _sparse_type(t) -> str:
+    """A sparse tensor's legacy type name (minitorch.sparse.FloatTensor), as PyTorch's type()."""
+    module, name = t._v.type().rsplit(".", 1)
+    return f"{module}.sparse.{name}"
 
 
 def _run_post_accumulate_hooks(hooks: "OrderedDict", leaf: Tensor) -> None:

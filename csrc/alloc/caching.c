@@ -151,6 +151,7 @@ block_new(mt_pool *p, uintptr_t stream, size_t size, char *ptr)
 void
 mt_caching_block_delete(mt_block *b)
 {
+    free(b->context);
     b->pool->nblocks--;
     free(b->stream_uses);
     free(b);
@@ -276,6 +277,10 @@ static void
 free_block(mt_caching_allocator *ca, mt_block *b)
 {
     size_t original_size = b->size, requested = b->requested_size;
+    mt_caching_trace_add(ca, MT_TRACE_FREE_COMPLETED, (uintptr_t)b->ptr, b->size, b->stream, NULL,
+                         0);
+    free(b->context);
+    b->context = NULL;
     int64_t split_blocks = 0, split_bytes = 0; /* net change of inactive_split */
     mt_block *candidates[2] = {b->prev, b->next};
     for (int k = 0; k < 2; k++) {
@@ -353,6 +358,7 @@ static void
 release_block(mt_caching_allocator *ca, mt_block *b)
 {
     ca->stats.num_device_free++;
+    mt_caching_trace_add(ca, MT_TRACE_SEGMENT_FREE, (uintptr_t)b->ptr, b->size, b->stream, NULL, 0);
     ca->backend->raw_free(ca->state, b->ptr, b->size);
     stat_pool_add(ca->stats.segment, b->pool, -1);
     stat_pool_add(ca->stats.reserved_bytes, b->pool, -(int64_t)b->size);
@@ -409,6 +415,7 @@ alloc_block(mt_caching_allocator *ca, mt_pool *p, uintptr_t stream, size_t alloc
     stat_pool_add(ca->stats.segment, p, 1);
     stat_pool_add(ca->stats.reserved_bytes, p, (int64_t)alloc_size);
     ca->stats.num_device_alloc++;
+    mt_caching_trace_add(ca, MT_TRACE_SEGMENT_ALLOC, (uintptr_t)ptr, alloc_size, stream, NULL, 0);
     *out = b;
     return MT_OK;
 }
@@ -437,6 +444,7 @@ fail_oom(mt_caching_allocator *ca, size_t alloc_size)
         ca->backend->mem_get_info(ca->state, &free_bytes, &total_bytes);
     }
     ca->stats.num_ooms++;
+    mt_caching_trace_add(ca, MT_TRACE_OOM, 0, alloc_size, 0, NULL, free_bytes);
     int64_t allocated = ca->stats.allocated_bytes[MT_STAT_ALL].current;
     int64_t reserved = ca->stats.reserved_bytes[MT_STAT_ALL].current;
     char want[32], total[32], freeb[32], alloc[32], unalloc[32], limit[32], allowed[48] = "";
@@ -519,7 +527,7 @@ get_free_block(mt_pool *p, uintptr_t stream, size_t size)
 
 static mt_status
 caching_malloc(mt_caching_allocator *ca, size_t orig_size, uintptr_t stream, void **ptr,
-               bool *cached)
+               bool *cached, char **context)
 {
     process_events(ca, false);
     if (orig_size > SIZE_MAX - MT_ROUND_LARGE) {
@@ -551,6 +559,8 @@ caching_malloc(mt_caching_allocator *ca, size_t orig_size, uintptr_t stream, voi
     st = alloc_found_block(ca, b, size, orig_size, &b);
     if (st == MT_OK) {
         *ptr = b->ptr;
+        mt_caching_note_alloc(ca, b, *context);
+        *context = NULL;
     }
     return st;
 }
@@ -566,9 +576,11 @@ mt_caching_malloc_from(mt_caching_allocator *ca, size_t size, uintptr_t stream, 
     if (size == 0) {
         return MT_OK;
     }
+    char *context = mt_caching_gather(ca, false);
     pthread_mutex_lock(&ca->mutex);
-    mt_status st = caching_malloc(ca, size, stream, ptr, cached);
+    mt_status st = caching_malloc(ca, size, stream, ptr, cached, &context);
     pthread_mutex_unlock(&ca->mutex);
+    free(context); /* a failed request's */
     return st;
 }
 
@@ -586,12 +598,16 @@ mt_caching_free(mt_caching_allocator *ca, void *ptr)
         return MT_OK;
     }
     mt_status st = MT_OK;
+    char *context = mt_caching_gather(ca, true);
     pthread_mutex_lock(&ca->mutex);
     mt_block *b = live_find(ca, ptr, true);
     if (b == NULL) {
+        free(context);
         st = mt_fail(MT_ERUNTIME, "invalid device pointer: %p", ptr);
         goto out_unlock;
     }
+    mt_caching_trace_add(ca, MT_TRACE_FREE_REQUESTED, (uintptr_t)b->ptr, b->size, b->stream,
+                         context, 0);
     b->allocated = false;
     stat_pool_add(ca->stats.allocation, b->pool, -1);
     stat_pool_add(ca->stats.allocated_bytes, b->pool, -(int64_t)b->size);

@@ -78,6 +78,7 @@ typedef struct mt_caching_block_info {
     size_t size, requested_size;
     bool allocated; /* handed out */
     bool active;    /* handed out, or freed but still waiting for another stream */
+    char *context;  /* its allocation's context (memory history), a copy, or NULL */
 } mt_caching_block_info;
 
 typedef struct mt_caching_segment_info {
@@ -120,6 +121,48 @@ double mt_caching_fraction(mt_caching_allocator *ca);
 mt_status mt_caching_snapshot(mt_caching_allocator *ca, mt_caching_segment_info **segs, int *n);
 void mt_caching_snapshot_free(mt_caching_segment_info *segs, int n);
 
+/* ---- memory history (PyTorch's _record_memory_history): caching_history.c ----
+ * A ring of the actions the allocator took, and each block's allocation context. A context is
+ * a string the recorder's gather() makes (the binding layer's Python stack: lines of
+ * "filename\tline\tname"), owned here and freed with free(): nothing here holds a Python
+ * object. */
+typedef enum mt_trace_action {
+    MT_TRACE_ALLOC,          /* a block handed out */
+    MT_TRACE_FREE_REQUESTED, /* a block given back (it may still wait for other streams) */
+    MT_TRACE_FREE_COMPLETED, /* a block free for reuse */
+    MT_TRACE_SEGMENT_ALLOC,  /* a segment from the backend */
+    MT_TRACE_SEGMENT_FREE,   /* a segment given back to it */
+    MT_TRACE_OOM,            /* a request that failed */
+    MT_TRACE_NUM_ACTIONS
+} mt_trace_action;
+
+typedef struct mt_trace_entry {
+    mt_trace_action action;
+    uintptr_t addr, stream;
+    size_t size;        /* bytes (an oom's: those it asked the backend for) */
+    size_t device_free; /* an oom's: what the device had free */
+    int64_t time_us;    /* since the epoch */
+    char *context;      /* gather()'s, or NULL */
+} mt_trace_entry;
+
+typedef struct mt_caching_recorder {
+    bool history;       /* keep the actions ("all"), not only the blocks' contexts ("state") */
+    bool context_state; /* blocks keep their allocation's context */
+    bool context_alloc; /* alloc actions keep it too */
+    bool context_free;  /* free actions gather one */
+    size_t max_entries; /* the ring's size: the newest actions are kept */
+    unsigned skip;      /* bit a: actions of mt_trace_action a are not kept */
+    char *(*gather)(void); /* a context, malloc'd, or NULL; called without the allocator's lock */
+} mt_caching_recorder;
+
+/* Records from now on as rec says (NULL: stops, dropping nothing); clear drops the actions
+ * kept so far. */
+mt_status mt_caching_record_history(mt_caching_allocator *ca, const mt_caching_recorder *rec,
+                                    bool clear);
+/* A copy of the actions kept, oldest first, contexts copied; free with mt_caching_trace_free. */
+mt_status mt_caching_trace(mt_caching_allocator *ca, mt_trace_entry **out, size_t *n);
+void mt_caching_trace_free(mt_trace_entry *entries, size_t n);
+
 /* The allocator vtable of DESIGN.md over this instance: alloc uses the backend's current
  * stream and ignores the device argument (one instance per device: the caller routes). */
 mt_allocator *mt_caching_as_allocator(mt_caching_allocator *ca);
@@ -136,6 +179,8 @@ mt_status mt_caching_device(int device, const mt_caching_backend *backend, void 
 /* The fraction for device's allocator of the registry: set on it now, or when it is made. */
 void mt_caching_device_set_fraction(int device, double fraction);
 double mt_caching_device_fraction(int device);
+/* Every device's allocator records as rec says (NULL: stops), those made later too. */
+mt_status mt_caching_device_record_history(const mt_caching_recorder *rec, bool clear);
 /* device's allocator, or NULL if mt_caching_device has not made one. */
 mt_caching_allocator *mt_caching_for_device(int device);
 

@@ -21,6 +21,7 @@ typedef struct mt_block {
     int event_count;           /* outstanding events of other streams */
     uintptr_t *stream_uses;    /* streams record_stream named since the allocation */
     int nuses, cap_uses;
+    char *context; /* its allocation's context (memory history), or NULL */
 } mt_block;
 
 /* Free blocks, sorted by (stream, size, address). Room for every block of the pool is reserved
@@ -52,7 +53,25 @@ struct mt_caching_allocator {
      * of the device's total memory (the backend's mem_get_info) */
     bool limited;
     double fraction;
+    /* memory history (caching_history.c): the recorder, and the ring of actions, the oldest at
+     * trace_next once it is full */
+    bool recording;
+    mt_caching_recorder rec;
+    mt_trace_entry *trace;
+    size_t ntrace, trace_next;
 };
+
+/* The history's hooks in the algorithm (caching_history.c). A context for a malloc (free_op
+ * false) or a free, gathered before the lock is taken; NULL when none is wanted. */
+char *mt_caching_gather(mt_caching_allocator *ca, bool free_op);
+/* Keeps action (taking context) when recording; under the lock. device_free: an oom's. */
+void mt_caching_trace_add(mt_caching_allocator *ca, mt_trace_action action, uintptr_t addr,
+                          size_t size, uintptr_t stream, char *context, size_t device_free);
+/* b was handed out for a request that gathered context (taken): its alloc action, and the
+ * context kept by b as the recorder says. */
+void mt_caching_note_alloc(mt_caching_allocator *ca, mt_block *b, char *context);
+/* Drops the history's actions and recorder (teardown). */
+void mt_caching_history_clear(mt_caching_allocator *ca);
 
 /* mt_caching_malloc that also says whether a cached block served the request (for the
  * profiler's Mem events). */

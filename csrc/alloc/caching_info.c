@@ -2,6 +2,7 @@
  * resets, segment snapshots, the mt_allocator vtable, creation and teardown. */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc/caching_impl.h"
 
@@ -154,6 +155,7 @@ mt_caching_snapshot(mt_caching_allocator *ca, mt_caching_segment_info **segs, in
             bi->requested_size = b->requested_size;
             bi->allocated = b->allocated;
             bi->active = b->allocated || b->event_count > 0 || b->nuses > 0;
+            bi->context = b->context ? strdup(b->context) : NULL;
             seg->total_size += b->size;
             seg->allocated_size += b->allocated ? b->size : 0;
             if (bi->active) {
@@ -175,6 +177,9 @@ void
 mt_caching_snapshot_free(mt_caching_segment_info *segs, int n)
 {
     for (int i = 0; segs != NULL && i < n; i++) {
+        for (int k = 0; segs[i].blocks && k < segs[i].nblocks; k++) {
+            free(segs[i].blocks[k].context);
+        }
         free(segs[i].blocks);
     }
     free(segs);
@@ -294,6 +299,7 @@ mt_caching_destroy(mt_caching_allocator *ca)
     free(ca->large.free);
     free(ca->live);
     free(ca->events);
+    mt_caching_history_clear(ca);
     pthread_mutex_destroy(&ca->mutex);
     free(ca);
 }
@@ -367,6 +373,28 @@ mt_caching_device_fraction(int device)
     return f;
 }
 
+/* The recorder of mt_caching_device_record_history, given to the allocators made later (both
+ * guarded by devices_mutex). */
+static bool recording;
+static mt_caching_recorder recorder;
+
+mt_status
+mt_caching_device_record_history(const mt_caching_recorder *rec, bool clear)
+{
+    pthread_mutex_lock(&devices_mutex);
+    recording = rec != NULL;
+    if (rec) {
+        recorder = *rec;
+    }
+    pthread_mutex_unlock(&devices_mutex);
+    mt_status st = MT_OK;
+    for (int d = 0; st == MT_OK && d < MT_CACHING_MAX_DEVICES; d++) {
+        mt_caching_allocator *ca = atomic_load(&devices[d]);
+        st = ca ? mt_caching_record_history(ca, rec, clear) : MT_OK;
+    }
+    return st;
+}
+
 mt_status
 mt_caching_device(int device, const mt_caching_backend *backend, void *state,
                   mt_caching_allocator **out)
@@ -387,6 +415,8 @@ mt_caching_device(int device, const mt_caching_backend *backend, void *state,
             (*out)->limited = true;
             (*out)->fraction = pending_fraction[device];
         }
+        (*out)->recording = recording;
+        (*out)->rec = recorder;
         atomic_store(&devices[device], *out);
     }
     pthread_mutex_unlock(&devices_mutex);

@@ -19,16 +19,14 @@ engine_only(const mt_tensor *t)
            !mt_tensor_has_internal_overlap(t);
 }
 
-/* mt_engine_accumulate() where grad or the buffer is a sparse gradient: only a leaf's
- * AccumulateGrad keeps one sparse (a formula gets its gradients dense); sparse + sparse stays
- * sparse. */
+/* mt_engine_accumulate() where grad or the buffer is a sparse gradient: sparse + sparse stays
+ * sparse, as PyTorch's InputBuffer keeps it (the node's hooks, retain_grad() and
+ * autograd.grad see it so; run_node makes it dense for a formula that needs it dense). */
 static mt_status
 accumulate_sparse(mt_node *n, int nr, mt_tensor *grad)
 {
     const mt_meta *m = &n->out_meta[nr];
-    mt_status st = mt_sparse_grad_accumulate(&n->buffer[nr], grad, m->ndim, m->sizes, false);
-    return st == MT_OK && n->formula ? mt_sparse_grad_densify(&n->buffer[nr], m->ndim, m->sizes)
-                                     : st;
+    return mt_sparse_grad_accumulate(&n->buffer[nr], grad, m->ndim, m->sizes, false);
 }
 
 /* Adds grad into n's buffer for output nr (takes the reference to grad): in place where the
@@ -173,12 +171,24 @@ accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
     return st;
 }
 
-/* x.grad for a tensor that retains its gradient: a copy of, or a sum with, g. */
+/* x.grad for a tensor that retains its gradient: a copy of, or a sum with, g (sparse kept
+ * sparse, as PyTorch's). */
 mt_status
 mt_engine_retain(mt_tensor *x, mt_tensor *g)
 {
     mt_tensor *r = NULL;
-    mt_status st = x->grad ? mt_op_add(x->grad, g, mt_scalar_int(1), &r) : mt_op_clone(g, &r);
+    mt_status st;
+    if (mt_is_sparse_grad(g) || (x->grad && mt_is_sparse_grad(x->grad))) {
+        mt_tensor *v = NULL; /* without a .grad yet, a copy of g's values: g goes on */
+        st = x->grad ? mt_sparse_grad_add(x->grad, g, x->ndim, x->sizes, false, &r)
+                     : mt_op_clone(g, &v);
+        if (st == MT_OK && v) {
+            st = mt_sparse_grad_new(v, g->sparse_indices, g->sparse_coalesced, &r);
+        }
+        mt_tensor_release(v);
+    } else {
+        st = x->grad ? mt_op_add(x->grad, g, mt_scalar_int(1), &r) : mt_op_clone(g, &r);
+    }
     if (st == MT_OK) {
         mt_tensor_clear(&x->grad);
         x->grad = r;
@@ -196,11 +206,9 @@ mt_engine_grad_hooks(mt_node *n, bool create_graph)
     bool was = mt_grad_enabled();
     mt_set_grad_enabled(create_graph);
     for (; st == MT_OK && h; h = h->next) {
-        /* a hook takes a dense tensor (PyTorch's would see a sparse gradient as it is) */
+        /* a sparse gradient as it is (the binding layer shows it as a sparse tensor) */
         mt_tensor **g = &n->buffer[h->output_nr];
-        const mt_meta *m = &n->out_meta[h->output_nr];
-        if (!h->post_accumulate && *g &&
-            (st = mt_sparse_grad_densify(g, m->ndim, m->sizes)) == MT_OK) {
+        if (!h->post_accumulate && *g) {
             st = h->fn(h->ctx, g);
         }
     }
@@ -233,7 +241,7 @@ mt_engine_add_into_region(mt_node *n, mt_tensor *g, bool create_graph, mt_status
 {
     mt_edge *edge = &n->edges[0];
     if (create_graph || n->nedges != 1 || edge->node == NULL || !g || g->requires_grad ||
-        mt_tensor_has_internal_overlap(g)) {
+        mt_is_sparse_grad(g) || mt_tensor_has_internal_overlap(g)) {
         return false;
     }
     mt_tensor **buf = &edge->node->buffer[edge->input_nr];

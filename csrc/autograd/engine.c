@@ -3,8 +3,9 @@
  *
  * Gradients are checked against what each node's input was: summed back over broadcast dims
  * and cast to its dtype, as PyTorch's validate_outputs does, so formulas need not. A sparse
- * gradient (embedding(sparse=True), sparse_grad.h) stays sparse only on its way into a leaf's
- * AccumulateGrad and its .grad. */
+ * gradient (embedding(sparse=True), sparse_grad.h) stays sparse into a leaf's .grad, through
+ * the hooks, retain_grad() and autograd.grad, and through the formulas that keep it so in
+ * PyTorch (mt_sparse_grad_through); any other formula gets it dense. */
 #define _DEFAULT_SOURCE /* PTHREAD_MUTEX_RECURSIVE */
 
 #include <pthread.h>
@@ -303,6 +304,19 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             st = mt_engine_retain(n->retains[k], grads[k]);
         }
     }
+    /* a sparse gradient stays so through a formula that keeps it so, else it is made dense
+     * for the node's hooks and formula */
+    bool through = false;
+    if (st == MT_OK && n->nout == 1 && grads[0] && mt_is_sparse_grad(grads[0]) && !n->node_hooks &&
+        !n->has_packed && !create_graph) {
+        gin = calloc(n->nedges > 0 ? (size_t)n->nedges : 1, sizeof(*gin));
+        st = gin ? mt_sparse_grad_through(n, grads[0], gin, &through)
+                 : mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
+    }
+    for (int k = 0; st == MT_OK && !through && k < n->nout; k++) {
+        st = grads[k] ? mt_sparse_grad_densify(&grads[k], n->out_meta[k].ndim, n->out_meta[k].sizes)
+                      : MT_OK;
+    }
     /* the node's pre-hooks see what retain_grad() kept, as PyTorch's */
     if (st == MT_OK && n->node_hooks &&
         (st = mt_engine_node_hooks(n, grads, NULL, 0, create_graph)) == MT_OK) {
@@ -315,7 +329,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         hides = n->edges[e].node && !edge_needed(g, n, e);
     }
     if (st == MT_OK) {
-        gin = calloc(n->nedges > 0 ? (size_t)n->nedges : 1, sizeof(*gin));
+        gin = gin ? gin : calloc(n->nedges > 0 ? (size_t)n->nedges : 1, sizeof(*gin));
         hidden = hides ? calloc((size_t)n->nedges, sizeof(*hidden)) : NULL;
         if (gin == NULL || (hides && hidden == NULL)) {
             st = mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
@@ -354,9 +368,9 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         }
     }
     /* a view's gradient added straight into its input's (gin stays empty: the edge only counts) */
-    bool direct = st == MT_OK && n->formula->region && n->grad_given[0] && !n->node_hooks &&
-                  mt_engine_add_into_region(n, grads[0], create_graph, &st);
-    if (!direct && st == MT_OK && (st = mt_saved_check(n)) == MT_OK) {
+    bool direct = st == MT_OK && !through && n->formula->region && n->grad_given[0] &&
+                  !n->node_hooks && mt_engine_add_into_region(n, grads[0], create_graph, &st);
+    if (!direct && !through && st == MT_OK && (st = mt_saved_check(n)) == MT_OK) {
         bool was = mt_grad_enabled();
         mt_set_grad_enabled(create_graph);
         st = n->formula->backward(n, grads, gin);

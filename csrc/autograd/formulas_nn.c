@@ -9,21 +9,11 @@
 
 #include "autograd/formula_chain.h"
 #include "autograd/sparse_grad.h"
+#include "ops/conv_nd.h"
 #include "ops/front.h" /* mt_pool_nd */
 #include "ops/nn.h"
 
 /* ---- convolution ---- */
-
-/* *out = zeros laid out as t (PyTorch's zeros_like, preserve_format) */
-static mt_status
-zeros_like(const mt_tensor *t, mt_tensor **out)
-{
-    int64_t strides[MT_MAX_DIMS];
-    mt_preserve_strides(t, strides);
-    mt_status st = mt_tensor_empty_strided(t->ndim, t->sizes, strides, t->dtype,
-                                           mt_tensor_device(t), out);
-    return st ? st : mt_op_zero_(*out, NULL);
-}
 
 // input (N, C, H, W) or (C, H, W), weight (OC, C/G, KH, KW), bias (OC) or None
 mt_status
@@ -38,19 +28,21 @@ mt_grad_conv2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
      * empty batch, zero gradients laid out as input and weight each (PyTorch's Empty backend's),
      * not in the convolution's format */
     const bool empty = mt_tensor_numel(x) == 0;
+    const bool need[2] = {wants(n, 0), wants(n, 1)};
     mt_tensor *r = NULL;
     mt_tensor *go = empty ? NULL : own(&s, mt_conv_grad_output_in_format(x, w, g[0], &r), &r);
-    if (s.st == MT_OK && wants(n, 0)) {
-        s.st = empty ? zeros_like(x, &gi[0])
-                     : mt_op_convolution_backward_input(go, w, in->ndim, in->sizes, stride->n,
-                                                        stride->v, padding->n, padding->v,
-                                                        dilation->n, dilation->v, groups, &gi[0]);
+    if (s.st == MT_OK && empty) {
+        s.st = mt_conv_empty_grads(x, w, need, gi);
     }
-    if (s.st == MT_OK && wants(n, 1)) {
-        s.st = empty ? zeros_like(w, &gi[1])
-                     : mt_op_convolution_backward_weight(go, x, wm->ndim, wm->sizes, stride->n,
-                                                         stride->v, padding->n, padding->v,
-                                                         dilation->n, dilation->v, groups, &gi[1]);
+    if (s.st == MT_OK && need[0] && !empty) {
+        s.st = mt_op_convolution_backward_input(go, w, in->ndim, in->sizes, stride->n, stride->v,
+                                                padding->n, padding->v, dilation->n, dilation->v,
+                                                groups, &gi[0]);
+    }
+    if (s.st == MT_OK && need[1] && !empty) {
+        s.st = mt_op_convolution_backward_weight(go, x, wm->ndim, wm->sizes, stride->n, stride->v,
+                                                 padding->n, padding->v, dilation->n, dilation->v,
+                                                 groups, &gi[1]);
     }
     if (s.st == MT_OK && wants(n, 2)) {
         static const int64_t batched[3] = {0, 2, 3}, unbatched[2] = {1, 2};

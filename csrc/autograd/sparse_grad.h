@@ -2,9 +2,11 @@
  * .grad, read by optim.SparseAdam). A sparse gradient is a tensor holding its values (nnz, *dense
  * dims) and marked with its indices (mt_tensor's sparse_indices, (sparse_dim, nnz) int64); its
  * dense size is that of the variable it is the gradient of, which every holder knows (a node's
- * meta, a leaf). The engine keeps one sparse only on its way into a leaf's AccumulateGrad and in
- * the leaf's .grad; any other node gets it dense. csrc/python/ shows it as a
- * minitorch.sparse.SparseTensor. Nothing here holds a Python object. */
+ * meta, a leaf). The engine keeps one sparse in the nodes' buffers, through gradient hooks,
+ * retain_grad() and autograd.grad, through the formulas that keep it sparse in PyTorch
+ * (mt_sparse_grad_through) and into a leaf's .grad; any other formula gets it dense.
+ * csrc/python/ shows it as a minitorch.sparse.SparseTensor. Nothing here holds a Python
+ * object. */
 #ifndef MT_AUTOGRAD_SPARSE_GRAD_H
 #define MT_AUTOGRAD_SPARSE_GRAD_H
 
@@ -44,5 +46,11 @@ mt_status mt_sparse_grad_densify(mt_tensor **g, int ndim, const int64_t *sizes);
  * mt_sparse_grad_add's sum, or grad itself into an empty slot. */
 mt_status mt_sparse_grad_accumulate(mt_tensor **slot, mt_tensor *grad, int ndim,
                                     const int64_t *sizes, bool in_place);
+
+/* The gradients gi of node n's inputs from its sparse gradient g, kept sparse where PyTorch's
+ * formula keeps them so (clone, alias, neg, add, sub, mul by a number or by a tensor of g's
+ * size, div by a number), *handled true; else *handled false and nothing done: the formula
+ * gets g dense. */
+mt_status mt_sparse_grad_through(mt_node *n, mt_tensor *g, mt_tensor **gi, bool *handled);
 
 #endif

@@ -55,10 +55,8 @@ check_params(const mt_args *a, int dims, bool transposed, int wdims, mt_conv_par
         }
     }
     for (int k = 0; k < wdims; k++) {
-        if (c->dil[k] <= 0) {
-            char b[256];
-            return mt_fail(MT_ERUNTIME, "dilation should be greater than zero, but got %s",
-                           mt_format_sizes(b, sizeof(b), wdims, c->dil));
+        if (c->dil[k] < 0) { /* a zero is the kernels' to refuse (check_backend) */
+            return mt_fail(MT_ERUNTIME, "dilation should be greater than zero");
         }
     }
     return MT_OK;
@@ -108,6 +106,54 @@ check_output_padding(const mt_conv_params *c, int dims)
     return mt_fail(MT_ERUNTIME,
                    "output padding must be smaller than either stride or dilation, but got %s",
                    msg);
+}
+
+/* The checks PyTorch's transposed CPU kernels make (slow_conv_transpose2d/3d's shape checks, a
+ * 1-D convolution as a 1 x L plane), in their order and words: kernel sizes and dilation above
+ * zero, output_padding, a non-empty weight. */
+static mt_status
+check_transposed_kernel(const mt_tensor *w, const mt_conv_params *c, int dims)
+{
+    char b[256];
+    int64_t ws[5] = {w->sizes[0], w->sizes[1], 1, 1, 1}, dil[3] = {1, 1, 1};
+    const int shown = dims == 1 ? 2 : dims;
+    memcpy(ws + 2 + shown - dims, w->sizes + 2, sizeof(int64_t) * (size_t)dims);
+    memcpy(dil + shown - dims, c->dil, sizeof(int64_t) * (size_t)dims);
+    bool k0 = false, d0 = false;
+    for (int d = 0; d < shown; d++) {
+        k0 = k0 || ws[2 + d] <= 0;
+        d0 = d0 || dil[d] <= 0;
+    }
+    if (k0 && dims < 3) {
+        return mt_fail(MT_ERUNTIME,
+                       "kernel size should be greater than zero, but got kernel_height: %" PRId64
+                       " kernel_width: %" PRId64,
+                       ws[2], ws[3]);
+    }
+    if (d0 && dims < 3) {
+        return mt_fail(MT_ERUNTIME,
+                       "dilation should be greater than zero, but got dilation_height: %" PRId64
+                       ", dilation_width: %" PRId64,
+                       dil[0], dil[1]);
+    }
+    if (d0) {
+        return mt_fail(MT_ERUNTIME,
+                       "dilation should be greater than zero, but got dilation_depth: %" PRId64
+                       ", dilation_height: %" PRId64 ", dilation_width: %" PRId64,
+                       dil[0], dil[1], dil[2]);
+    }
+    mt_status st = check_output_padding(c, dims);
+    if (st == MT_OK && mt_tensor_numel(w) == 0) {
+        mt_format_sizes(b, sizeof(b), shown + 2, ws);
+        return dims < 3 ? mt_fail(MT_ERUNTIME,
+                                  "non-empty 2D or 4D weight tensor expected, but got: %s", b)
+                        : mt_fail(MT_ERUNTIME,
+                                  "non-empty 5D (n_output_plane x n_input_plane x kernel_depth x "
+                                  "kernel_height x kernel_width) tensor expected for weight, but "
+                                  "got: %s",
+                                  b);
+    }
+    return st;
 }
 
 /* The checks of input x (dims + 1 or dims + 2 dims), weight and bias, and the output's spatial
@@ -160,15 +206,6 @@ mt_conv_check(const mt_args *a, const char *name, int dims, bool transposed, mt_
                        transposed ? "transposed=1, " : "", b2, out_c,
                        mt_format_sizes(b3, sizeof(b3), bias->ndim, bias->sizes));
     }
-    if (transposed && (w->dtype != x->dtype || (bias && bias->dtype != x->dtype))) {
-        const mt_tensor *other = w->dtype != x->dtype ? w : bias;
-        return mt_fail(MT_ERUNTIME,
-                       "Input type (torch.%sTensor) and %s type (torch.%sTensor) should be the "
-                       "same "
-                       "or input should be a MKLDNN tensor and weight is a dense tensor",
-                       mt_dtype_scalar_name(x->dtype), other == w ? "weight" : "bias",
-                       mt_dtype_scalar_name(other->dtype));
-    }
     const int64_t *k = w->sizes + 2, *in = xs + 2;
     if (!transposed) {
         bool too_big = false;
@@ -186,9 +223,20 @@ mt_conv_check(const mt_args *a, const char *name, int dims, bool transposed, mt_
                            join_x(b1, sizeof(b1), dims, padded),
                            join_x(b3, sizeof(b3), dims, span));
         }
-        return MT_OK;
     }
-    if ((st = check_output_padding(c, dims))) {
+    if ((st = mt_conv_check_empty(x, dims)) || !transposed) {
+        return st; /* a plain convolution's kernel checks: conv2d's front end's, conv3d's */
+    }
+    if (w->dtype != x->dtype || (bias && bias->dtype != x->dtype)) {
+        const mt_tensor *other = w->dtype != x->dtype ? w : bias;
+        return mt_fail(MT_ERUNTIME,
+                       "Input type (torch.%sTensor) and %s type (torch.%sTensor) should be the "
+                       "same "
+                       "or input should be a MKLDNN tensor and weight is a dense tensor",
+                       mt_dtype_scalar_name(x->dtype), other == w ? "weight" : "bias",
+                       mt_dtype_scalar_name(other->dtype));
+    }
+    if ((st = check_transposed_kernel(w, c, dims))) {
         return st;
     }
     bool small = false;
@@ -370,6 +418,24 @@ mt_conv_grad_output_in_format(const mt_tensor *x, const mt_tensor *w, mt_tensor 
     return mt_in_format(g, mt_conv_memory_format(x, w), out);
 }
 
+/* *out = zeros laid out as t (PyTorch's zeros_like, preserve_format) */
+static mt_status
+zeros_like(const mt_tensor *t, mt_tensor **out)
+{
+    int64_t strides[MT_MAX_DIMS];
+    mt_preserve_strides(t, strides);
+    mt_status st = mt_tensor_empty_strided(t->ndim, t->sizes, strides, t->dtype,
+                                           mt_tensor_device(t), out);
+    return st ? st : mt_op_zero_(*out, NULL);
+}
+
+mt_status
+mt_conv_empty_grads(const mt_tensor *x, const mt_tensor *w, const bool *need, mt_tensor **gi)
+{
+    mt_status st = need[0] ? zeros_like(x, &gi[0]) : MT_OK;
+    return st == MT_OK && need[1] ? zeros_like(w, &gi[1]) : st;
+}
+
 /* The gradients of input x (gi[0]), weight w (gi[1]) and bias (gi[2]), those asked for in need,
  * of conv1d, conv3d or conv_transpose1d/2d (args its arguments, checked by the forward) from the
  * output's gradient g: the 2-D convolution ops, each differentiable again. */
@@ -389,6 +455,10 @@ mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x
     const mt_memory_format fmt = mt_conv_memory_format(x, w);
     if ((st = mt_in_format(g, fmt, &gf))) {
         return st;
+    }
+    if (mt_tensor_numel(x) == 0) {
+        st = mt_conv_empty_grads(x, w, need, gi);
+        goto grad_bias;
     }
     if (dims == 3) {
         st = mt_conv3d_backward(&c, x, w, gf, need, gi);

@@ -186,7 +186,7 @@ depth_tap(mt_tensor *x, mt_tensor *w, int64_t kd, int64_t od, const mt_conv_para
 }
 
 /* conv3d's checks, in PyTorch's order: the bias's dtype, then mt_conv_check's shapes, the
- * kernel's sizes and the weight's dtype. */
+ * kernel's sizes and dilation and the weight's dtype. */
 static mt_status
 check_conv3d(const mt_args *a, mt_conv_params *c)
 {
@@ -199,11 +199,8 @@ check_conv3d(const mt_args *a, mt_conv_params *c)
     if (st) {
         return st;
     }
-    if (w->sizes[2] <= 0 || w->sizes[3] <= 0 || w->sizes[4] <= 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "kernel size should be greater than zero, but got: %" PRId64 " x %" PRId64
-                       " x %" PRId64 " (TxHxW)",
-                       w->sizes[2], w->sizes[3], w->sizes[4]);
+    if ((st = mt_conv_check_kernel(w, 3, c->dil))) {
+        return st;
     }
     if (w->dtype != x->dtype) {
         return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",

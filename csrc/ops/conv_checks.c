@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "ops/conv_nd.h"
 #include "ops/fails.h"
 #include "ops/front.h"
 
@@ -19,10 +20,12 @@ mt_conv_expand_param(const mt_intlist *l, const char *name, int parsed, int dims
     memcpy(out, l->v, sizeof(int64_t) * (size_t)l->n);
     *n = l->n;
     if (*n == 1) {
-        for (int k = 1; k < parsed; k++) {
+        /* a 1-D op's int[1] stays one value, which PyTorch then gives every dim of the weight */
+        const int to = parsed > 1 ? parsed : dims;
+        for (int k = 1; k < to; k++) {
             out[k] = out[0];
         }
-        *n = parsed;
+        *n = to;
     }
     if (*n != dims) {
         char buf[256];
@@ -70,13 +73,80 @@ mt_conv_memory_format(const mt_tensor *x, const mt_tensor *w)
      * CPU conv3d (oneDNN has no float64; slow_conv3d is row-major); its CPU conv2d's slow
      * kernels keep channels_last for every dtype */
     const bool f64 = x->dtype == MT_FLOAT64 || w->dtype == MT_FLOAT64;
-    if ((x->ndim != 4 && x->ndim != 5) || w->ndim != x->ndim ||
+    /* an empty input's results are row-major, as PyTorch's Empty backend's (a view of zeros) */
+    if ((x->ndim != 4 && x->ndim != 5) || w->ndim != x->ndim || mt_tensor_numel(x) == 0 ||
         (f64 && (mt_front_on_cuda(x) || x->ndim == 5))) {
         return MT_CONTIGUOUS_FORMAT;
     }
     return mt_suggest_memory_format(x) == cl || mt_suggest_memory_format(w) == cl
                ? cl
                : MT_CONTIGUOUS_FORMAT;
+}
+
+/* x's sizes as PyTorch's backends see them: batched, a 1-D convolution's as a 1 x L plane */
+static int
+backend_sizes(const mt_tensor *x, int dims, int64_t *out)
+{
+    const int shown = dims == 1 ? 4 : dims + 2;
+    for (int d = 0; d < shown; d++) {
+        out[d] = 1;
+    }
+    const int lead = dims + 2 - x->ndim; /* 1 when unbatched */
+    for (int d = 0; d < x->ndim; d++) {
+        out[d + lead + (dims == 1 && d + lead >= 2)] = x->sizes[d];
+    }
+    return shown;
+}
+
+mt_status
+mt_conv_check_empty(const mt_tensor *x, int dims)
+{
+    int64_t xs[5];
+    const int n = backend_sizes(x, dims, xs);
+    if (mt_tensor_numel(x) == 0 && xs[0] != 0 && xs[1] != 0) {
+        char b[256];
+        return mt_fail(MT_ERUNTIME,
+                       "Only zero batch or zero channel inputs are supported, but got input "
+                       "shape: %s",
+                       mt_format_sizes(b, sizeof(b), n, xs));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_conv_check_kernel(const mt_tensor *w, int dims, const int64_t *dil)
+{
+    /* a 1-D convolution's as the 1 x K plane the 2-D kernels see (w is (OC, C, K) or 2-D) */
+    const int64_t *k = w->sizes + 2, one = 1;
+    int64_t k2[3], d2[3];
+    const int shown = dims == 1 ? 2 : dims;
+    bool dilated = false, k0 = false, d0 = false;
+    for (int d = 0; d < shown; d++) {
+        k2[d] = dims == 1 && d == 0 ? one : k[d - (shown - dims)];
+        d2[d] = dims == 1 && d == 0 ? one : dil[d - (shown - dims)];
+        dilated = dilated || d2[d] != 1;
+        k0 = k0 || k2[d] <= 0;
+        d0 = d0 || d2[d] <= 0;
+    }
+    char b[256];
+    if (dilated && (k0 || d0)) { /* slow_conv_dilated's checks */
+        return mt_fail(MT_ERUNTIME, "%s should be greater than zero, but got %s",
+                       k0 ? "kernel size" : "dilation",
+                       mt_format_sizes(b, sizeof(b), shown, k0 ? k2 : d2));
+    }
+    if (k0 && dims == 3) {
+        return mt_fail(MT_ERUNTIME,
+                       "kernel size should be greater than zero, but got: %" PRId64 " x %" PRId64
+                       " x %" PRId64 " (TxHxW)",
+                       k2[0], k2[1], k2[2]);
+    }
+    if (k0) {
+        return mt_fail(MT_ERUNTIME,
+                       "kernel size should be greater than zero, but got kernel_height: %" PRId64
+                       " kernel_width: %" PRId64,
+                       k2[0], k2[1]);
+    }
+    return MT_OK;
 }
 
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None
@@ -122,9 +192,8 @@ mt_front_conv2d(const mt_args *a, mt_plan *p)
         }
     }
     for (int k = 0; k < dims; k++) {
-        if (dil[k] <= 0) {
-            return mt_fail(MT_ERUNTIME, "dilation should be greater than zero, but got %s",
-                           mt_format_sizes(b1, sizeof(b1), nd, dil));
+        if (dil[k] < 0) { /* a zero is the kernels' to refuse (mt_conv_check_kernel) */
+            return mt_fail(MT_ERUNTIME, "dilation should be greater than zero");
         }
     }
     /* The messages show an unbatched input as the batch of one it becomes. */
@@ -171,12 +240,8 @@ mt_front_conv2d(const mt_args *a, mt_plan *p)
                        "). Kernel size can't be greater than actual input size",
                        in_h, in_w, k_h, k_w);
     }
-    if (g->kh <= 0 || g->kw <= 0) {
-        /* PyTorch's slow_conv2d message (its oneDNN path fails with a oneDNN one). */
-        return mt_fail(MT_ERUNTIME,
-                       "kernel size should be greater than zero, but got kH: %" PRId64
-                       " kW: %" PRId64,
-                       g->kh, g->kw);
+    if ((st = mt_conv_check_empty(x, 2)) || (st = mt_conv_check_kernel(wt, 2, dil))) {
+        return st;
     }
     if (wt->dtype != x->dtype) {
         return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
@@ -186,10 +251,8 @@ mt_front_conv2d(const mt_args *a, mt_plan *p)
     g->ow = (in_w - k_w) / g->sw + 1;
     const int64_t sizes[4] = {g->n, g->oc, g->oh, g->ow};
     const bool batched = x->ndim == 4;
-    /* an empty batch's output is row-major, as PyTorch's (its Empty backend's view) */
     return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched,
-                                  mt_tensor_numel(x) == 0 ? MT_CONTIGUOUS_FORMAT
-                                                          : mt_conv_memory_format(x, wt));
+                                  mt_conv_memory_format(x, wt));
 }
 
 /* The backward ops' geometry from the forward's input and weight sizes: grad_out (a->t[0])

@@ -16,6 +16,18 @@ typedef struct mt_conv_params {
  * sizes in out (transposed only: a plain convolution's come from conv2d's front end). */
 mt_status mt_conv_check(const mt_args *a, const char *name, int dims, bool transposed,
                         mt_conv_params *c, int64_t *out);
+/* PyTorch's refusal of an empty input with a batch and channels ("Only zero batch or zero
+ * channel inputs are supported"), x shown as its backends see it (batched, 1-D as 1 x L). */
+mt_status mt_conv_check_empty(const mt_tensor *x, int dims);
+/* The checks of w's kernel sizes and of dilation dil (dims values, none negative) that PyTorch's
+ * CPU kernels make (slow_conv2d/3d, or slow_conv_dilated where a dilation is not 1), in their
+ * words: a zero kernel size or dilation. */
+mt_status mt_conv_check_kernel(const mt_tensor *w, int dims, const int64_t *dil);
+/* The gradients of input x (gi[0]) and weight w (gi[1]) asked for in need of a convolution of
+ * an empty input: zeros laid out as x and as w each (PyTorch's Empty backend's zeros_like), not
+ * in the convolution's memory format. */
+mt_status mt_conv_empty_grads(const mt_tensor *x, const mt_tensor *w, const bool *need,
+                              mt_tensor **gi);
 /* The transposed convolution of x2 (a 2-D batch or plane) with w2 (in, out / groups, KH, KW):
  * conv2d's input gradient for an input of the output's size. */
 mt_status mt_conv_transposed2d(mt_tensor *x2, mt_tensor *w2, const int64_t *out_hw,

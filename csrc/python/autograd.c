@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "autograd/sparse_grad.h"
 
 /* Releases and frees a tensors_of array of n entries (NULL entries are absent optionals). */
 static void
@@ -304,18 +305,56 @@ py_hook_free(void *ctx)
     PyGILState_Release(g);
 }
 
+/* A sparse gradient as the Python side takes it and gives it back (minitorch/_tensor.py's
+ * _run_grad_hooks): (values, indices, coalesced), the values an unmarked alias. */
+static PyObject *
+sparse_parts(mt_tensor *g)
+{
+    mt_tensor *v = NULL;
+    mt_status st = mt_tensor_view(g, g->ndim, g->sizes, g->strides, g->offset, &v);
+    if (st) {
+        return mt_py_raise(st);
+    }
+    PyObject *values = mt_py_wrap(v);
+    PyObject *indices = values ? mt_py_wrap(mt_tensor_retain(g->sparse_indices)) : NULL;
+    PyObject *res = indices ? Py_BuildValue("(OOO)", values, indices,
+                                            g->sparse_coalesced ? Py_True : Py_False)
+                            : NULL;
+    Py_XDECREF(values);
+    Py_XDECREF(indices);
+    return res;
+}
+
 /* ctx(grad) -> None or the gradient to use instead (a gradient hook; the Python side checked
- * it); ctx(leaf) for a post-accumulate hook, whose result is ignored. */
+ * it; a sparse one as sparse_parts); ctx(leaf) for a post-accumulate hook, whose result is
+ * ignored. */
 static mt_status
 py_hook_call(void *ctx, mt_tensor **grad)
 {
     PyGILState_STATE g = PyGILState_Ensure();
     mt_status st = MT_OK;
-    PyObject *arg = mt_py_wrap(mt_tensor_retain(*grad));
+    const bool sparse = mt_is_sparse_grad(*grad);
+    PyObject *arg = sparse ? sparse_parts(*grad) : mt_py_wrap(mt_tensor_retain(*grad));
     PyObject *res = arg ? PyObject_CallOneArg((PyObject *)ctx, arg) : NULL;
     Py_XDECREF(arg);
+    PyObject *values, *indices;
+    int coalesced;
     if (res == NULL) {
         st = mt_fail(MT_EPYTHON, "error in a gradient hook"); /* the Python error stays set */
+    } else if (sparse && PyTuple_Check(res) &&
+               PyArg_ParseTuple(res, "O!O!p", &mt_py_TensorBase_Type, &values,
+                                &mt_py_TensorBase_Type, &indices, &coalesced)) {
+        mt_tensor *h = NULL;
+        st = mt_sparse_grad_new(mt_py_unwrap(values), mt_py_unwrap(indices), coalesced, &h);
+        if (st == MT_OK) {
+            mt_tensor_release(*grad);
+            *grad = h;
+        } else {
+            mt_py_raise(st);
+            st = mt_fail(MT_EPYTHON, "error in a gradient hook");
+        }
+    } else if (sparse && PyTuple_Check(res)) {
+        st = mt_fail(MT_EPYTHON, "error in a gradient hook"); /* ParseTuple's error */
     } else if (res != Py_None && mt_py_is_tensor(res)) {
         mt_tensor_release(*grad);
         *grad = mt_tensor_retain(mt_py_unwrap(res));

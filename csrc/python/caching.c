@@ -6,6 +6,7 @@
 #include "python/pyminitorch.h"
 
 #include "alloc/caching.h"
+#include "python/memory_history.h"
 #include "alloc/host_backend.h"
 
 typedef struct host_caching {
@@ -305,9 +306,13 @@ block_dict(const mt_caching_block_info *b)
     const char *state = b->allocated ? "active_allocated"
                         : b->active  ? "active_pending_free"
                                      : "inactive";
-    return Py_BuildValue("{s:K,s:n,s:n,s:s,s:O}", "address", (unsigned long long)b->address, "size",
-                         (Py_ssize_t)b->size, "requested_size", (Py_ssize_t)b->requested_size,
-                         "state", state, "allocated", b->allocated ? Py_True : Py_False);
+    PyObject *frames = mt_py_context_frames(b->context);
+    return frames == NULL
+               ? NULL
+               : Py_BuildValue("{s:K,s:n,s:n,s:s,s:O,s:N}", "address",
+                               (unsigned long long)b->address, "size", (Py_ssize_t)b->size,
+                               "requested_size", (Py_ssize_t)b->requested_size, "state", state,
+                               "allocated", b->allocated ? Py_True : Py_False, "frames", frames);
 }
 
 static PyObject *
@@ -656,5 +661,7 @@ mt_py_caching_init(PyObject *module)
             0) {
         return -1;
     }
-    return PyModule_AddFunctions(module, cuda_memory_methods);
+    return PyModule_AddFunctions(module, cuda_memory_methods) < 0
+               ? -1
+               : PyModule_AddFunctions(module, mt_py_memory_history_functions);
 }

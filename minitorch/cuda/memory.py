@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import collections
 import operator
+import pickle
+import sys
 import warnings
 from typing import Any, Optional
 
@@ -135,6 +137,58 @@ def memory_snapshot() -> list:
     if _C_cuda is None:
         raise _missing("_cuda_memorySnapshot")
     return _C._cuda_memory_snapshot()
+
+
+def _record_memory_history(enabled: Optional[str] = "all", *args, **kwargs) -> None:
+    """Records, for every CUDA device's caching allocator, the Python stack of each allocation
+    (enabled="state": the blocks in use keep theirs) and the history of its actions
+    (enabled="all": alloc, free_requested, free_completed, segment_alloc, segment_free, oom), which
+    _snapshot() returns; None stops. A bool is PyTorch's older form."""
+    if isinstance(enabled, bool):
+        return _record_memory_history_legacy(enabled, *args, **kwargs)
+    return _record_memory_history_impl(enabled, *args, **kwargs)
+
+
+def _record_memory_history_impl(enabled: Optional[str] = "all", context: Optional[str] = "all",
+                                stacks: str = "all", max_entries: int = sys.maxsize, device: Any = None,
+                                clear_history: bool = False, compile_context: bool = False,
+                                global_record_annotations: bool = False,
+                                skip_actions: Optional[list] = None) -> None:
+    # stacks="all" adds C++ frames in PyTorch; minitorch records the Python ones either way
+    if _C_cuda is None:
+        raise _missing("_cuda_record_memory_history")
+    _C._cuda_record_memory_history(enabled, context, stacks, max_entries, clear_history,
+                                   skip_actions if skip_actions is not None else [])
+
+
+def _record_memory_history_legacy(enabled: bool, record_context: bool = True,
+                                  trace_alloc_max_entries: int = 1, trace_alloc_record_context: bool = False,
+                                  device: Any = None, record_context_cpp: bool = False,
+                                  clear_history: bool = False, compile_context: bool = False,
+                                  global_record_annotations: bool = False) -> None:
+    """PyTorch's older switches, as its _record_memory_history_legacy maps them."""
+    if _C_cuda is None:
+        raise _missing("_cuda_record_memory_history_legacy")
+    history = enabled and trace_alloc_max_entries > 1
+    context = ("all" if trace_alloc_record_context else "state") if enabled and record_context else None
+    _C._cuda_record_memory_history(("all" if history else "state") if enabled else None, context, "python",
+                                   trace_alloc_max_entries, clear_history, [])
+
+
+def _snapshot(device: Any = None, augment_with_fx_traces: bool = False) -> dict:
+    """The CUDA memory as PyTorch's snapshot dict: "segments" (each with its blocks, their
+    "frames" where recorded) and "device_traces", one list of actions per device, oldest first."""
+    if _C_cuda is None:
+        raise _missing("_cuda_memorySnapshot")
+    return {"segments": _C._cuda_memory_snapshot(),
+            "device_traces": [_C._cuda_memory_trace(d) for d in range(_C_cuda.device_count())]}
+
+
+def _dump_snapshot(filename: str = "dump_snapshot.pickle", augment_with_fx_traces: bool = False) -> None:
+    """_snapshot() pickled into filename (the file PyTorch's memory_viz reads)."""
+    s = _snapshot(augment_with_fx_traces=augment_with_fx_traces)
+    with open(filename, "wb") as f:
+        pickle.dump(s, f)
 
 
 def mem_get_info(device: Any = None) -> tuple:

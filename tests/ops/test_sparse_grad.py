@@ -320,8 +320,8 @@ def test_sparse_gradients_leak_nothing():
 
 def test_grad_data_and_a_weight_that_is_not_a_leaf():
     """p.grad.data.zero_() (older scripts' spelling) empties the sparse .grad; a sparse gradient
-    that reaches another node (the weight is w * 2) goes on dense there (PyTorch keeps it sparse:
-    the values agree)."""
+    that reaches another node (the weight is w * 2) stays sparse through it, as PyTorch's
+    (tests/autograd/test_sparse_grad_paths.py has the other nodes)."""
     emb = minitorch.nn.Embedding(V, D, sparse=True)
     emb(minitorch.tensor([1, 1])).sum().backward()
     emb.weight.grad.data.zero_()
@@ -330,13 +330,14 @@ def test_grad_data_and_a_weight_that_is_not_a_leaf():
     for lib in (minitorch, torch):
         w = lib.ones(V, D, requires_grad=True)
         lib.nn.functional.embedding(lib.tensor([2, 5, 2]), w * 2, sparse=True).sum().backward()
-        grads.append(w.grad.to_dense() if w.grad.is_sparse else w.grad)
+        assert w.grad.is_sparse
+        grads.append(w.grad.to_dense())
     np.testing.assert_array_equal(grads[0].numpy(), grads[1].numpy())
 
 
-def test_a_hook_sees_the_gradient_dense():
-    """A gradient hook on the weight gets the gradient as a dense tensor (PyTorch would hand it
-    the sparse one): the values it sees, and the .grad it returns, are PyTorch's made dense."""
+def test_a_hook_sees_the_gradient_sparse():
+    """A gradient hook on the weight gets the sparse gradient, as PyTorch's, and the sparse one it
+    returns becomes the .grad: the values it sees, and the .grad, are PyTorch's."""
     seen = []
     for lib in (minitorch, torch):
         w = lib.ones(V, D, requires_grad=True)
