@@ -308,3 +308,7 @@ from ._lobpcg import lobpcg  # noqa: E402
 from . import return_types as _return_types  # noqa: E402
 
 _return_types.histogramdd = _stats._histogramdd_result
+from . import _api_names  # noqa: E402
+
+_api_names.install(globals(), Tensor)  # hash_tensor, from_file, Tensor.map2_/values/q_scale/xpu/..., Tag, Storage
+from . import mps  # noqa: E402  (torch.mps on a machine without Metal)

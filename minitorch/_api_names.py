@@ -1,0 +1,274 @@
+"""Public names of torch and torch.Tensor that the API audit (tests/api/api_audit.py) found missing:
+hash_tensor (function and method), from_file, Tensor.map2_, the sparse and quantized accessors of a
+strided tensor (sparse_dim, dense_dim, indices, values, coalesce, is_coalesced, int_repr, q_scale, ...:
+PyTorch's results and errors; a sparse tensor or a QTensor has its own), is_distributed, the moves to
+devices minitorch has no backend for (xpu, ipu, mtia: PyTorch's errors), reinforce (removed, raises),
+to_padded_tensor of a strided tensor (raises); and torch's module-level names Storage, Future, fork,
+wait, Tag, windows, TYPE_CHECKING, USE_GLOBAL_DEPS and USE_RTLD_GLOBAL_WITH_LIBTORCH.
+
+Each function is a few op calls on whole tensors; none computes on values in Python (map2_ calls the
+user's Python function per element, as PyTorch's does)."""
+from __future__ import annotations
+
+import enum
+import mmap
+import os
+
+from . import _C
+from ._tensor_methods import _no_grad, _wrap_dim
+
+# torch's module-level constants (torch/__init__.py): import-time switches, read by some programs
+TYPE_CHECKING = False
+USE_GLOBAL_DEPS = True
+USE_RTLD_GLOBAL_WITH_LIBTORCH = False
+
+
+class Tag(enum.IntEnum):
+    """The tags an operator can carry (PyTorch's tags.yaml, torch.Tag), in PyTorch's order and
+    values: torch.library.custom_op(..., tags=(Tag.pt2_compliant_tag,)) and OpOverload.tags."""
+
+    core = 0
+    cudagraph_unsafe = 1
+    data_dependent_output = 2
+    dynamic_output_shape = 3
+    flexible_layout = 4
+    generated = 5
+    inplace = 6
+    inplace_view = 7
+    maybe_aliasing_or_mutating = 8
+    needs_contiguous_strides = 9
+    needs_exact_strides = 10
+    needs_fixed_stride_order = 11
+    nondeterministic_bitwise = 12
+    nondeterministic_seeded = 13
+    out = 14
+    out_variant = 15
+    pointwise = 16
+    pt2_compliant_tag = 17
+    reduction = 18
+    view_copy = 19
+
+
+# ---- hash_tensor ----
+
+_COMPLEX_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _hash_dims(input, dim) -> list:
+    """The dims hash_tensor reduces, wrapped, in order; all of them for None or []."""
+    if dim is None:
+        return list(range(input.dim()))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if not dims:
+        return list(range(input.dim()))
+    wrapped = []
+    for d in dims:
+        w = _wrap_dim(d, input.dim())
+        if w in wrapped:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        wrapped.append(w)
+    return wrapped
+
+
+def hash_tensor(input, dim=None, *, keepdim: bool = False, mode: int = 0):
+    """The xor of the elements' 64-bit patterns (mode 0, PyTorch's only one): each element widened
+    to float64 (floating dtypes) or int64 (integers and bool) and read as uint64, reduced over `dim`
+    (all dims when None) by a log2(n) fold of bitwise_xor over halves. Returns uint64."""
+    if not isinstance(input, _C.TensorBase):
+        raise TypeError(f"hash_tensor(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    name = str(input.dtype).split(".")[-1]
+    if name in _COMPLEX_NAMES:
+        raise NotImplementedError(f'"xor_sum_{input.device.type}" not implemented for \'{_COMPLEX_NAMES[name]}\'')
+    dims = _hash_dims(input, dim)
+    if input.numel() == 0 and (dim is None or (not isinstance(dim, int) and len(dim) == 0)):
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify "
+                           "the reduction dim with the 'dim' argument.")
+    for d in dims:
+        if input.dim() and input.shape[d] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+    x = input.detach()
+    if name == "uint64":
+        bits = x.view(_C.int64)
+    elif x.is_floating_point():
+        bits = x.to(_C.float64).view(_C.int64)
+    else:
+        bits = x.to(_C.int64)
+    # the reduced dims last, flattened into one of length n
+    kept = [d for d in range(x.dim()) if d not in dims]
+    bits = bits.permute(*kept, *dims) if x.dim() else bits.reshape(1)
+    kept_shape = [x.shape[d] for d in kept]
+    n = 1
+    for d in dims if x.dim() else ():
+        n *= x.shape[d]
+    bits = bits.reshape(*kept_shape, n)
+    while n > 1:
+        half = n // 2
+        folded = bits[..., :half] ^ bits[..., half:2 * half]
+        bits = _C.cat([folded, bits[..., 2 * half:]], -1) if n % 2 else folded
+        n = bits.shape[-1]
+    out = bits.reshape(kept_shape).view(_C.uint64)
+    if keepdim and x.dim():
+        out = out.reshape([1 if d in dims else x.shape[d] for d in range(x.dim())])
+    return out
+
+
+# ---- from_file ----
+
+def from_file(filename, shared=None, size: int = 0, *, dtype=None, layout=None, device=None,
+              pin_memory: bool = False, requires_grad: bool = False):
+    """A 1-d CPU tensor of `size` elements over a memory map of the file: with shared=True the
+    map is the file's (writes reach it; the file is created or extended to size elements), else a
+    private copy-on-write map (writes stay in the tensor)."""
+    if not isinstance(filename, str):
+        raise TypeError(f"from_file(): argument 'filename' (position 1) must be str, not {type(filename).__name__}")
+    if pin_memory:
+        raise RuntimeError("tensors constructed from a file cannot be pinned")
+    if device is not None and _C.device(device).type != "cpu":
+        raise NotImplementedError(f"Could not run 'aten::from_file' with arguments from the "
+                                  f"'{_C.device(device).type.upper()}' backend.")
+    dtype = dtype if dtype is not None else _C._get_default_dtype()
+    nbytes = size * _C.empty(0, dtype=dtype).element_size()
+    shared = bool(shared)
+    flags = os.O_RDWR | os.O_CREAT if shared else os.O_RDONLY
+    try:
+        fd = os.open(filename, flags, 0o666)
+    except OSError as e:
+        mode = "read-write" if shared else "read-only"
+        raise RuntimeError(f"unable to open file <{filename}> in {mode} mode: {e.strerror} ({e.errno})") from None
+    try:
+        have = os.fstat(fd).st_size
+        if nbytes < 0:
+            raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{filename}>: Cannot allocate memory (12)")
+        if have < nbytes:
+            if not shared:
+                raise RuntimeError(f"file <{filename}> size <{have}> is smaller than the required mapping size "
+                                   f"<{nbytes}>")
+            os.ftruncate(fd, nbytes)
+        if nbytes == 0:
+            out = _C.empty(0, dtype=dtype)
+        else:
+            mapped = mmap.mmap(fd, nbytes, access=mmap.ACCESS_WRITE if shared else mmap.ACCESS_COPY)
+            from ._toplevel import frombuffer
+
+            out = frombuffer(mapped, dtype=dtype)  # the tensor keeps the map alive
+    finally:
+        os.close(fd)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+# ---- Tensor methods ----
+
+def _backend(t) -> str:
+    return t.device.type.upper()
+
+
+def _not_for_strided(op: str):
+    """A quantized or nested tensor's accessor on a strided tensor: PyTorch's dispatcher error."""
+
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"Could not run 'aten::{op}' with arguments from the '{_backend(self)}' backend. This could be because "
+            "the operator doesn't exist for this backend, or was omitted during the selective/custom build "
+            "process (if using custom build). If you are a Facebook employee using PyTorch on mobile, please "
+            "visit https://fburl.com/ptmfixes for possible resolutions.")
+
+    method.__name__ = method.__qualname__ = op
+    method.__doc__ = f"Tensor.{op}: only a quantized or nested tensor has it; a strided one raises, as PyTorch's."
+    return method
+
+
+def _sparse_only(name: str, what: str):
+    def method(self, *args, **kwargs):
+        raise RuntimeError(f"{name} expected sparse {what} layout but got Strided")
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Tensor.{name}: a sparse tensor's; a strided one raises, as PyTorch's."
+    return method
+
+
+class TensorNames:
+    """Mixed into Tensor by install()."""
+
+    def is_distributed(self) -> bool:
+        return False
+
+    def sparse_dim(self) -> int:
+        """The number of sparse dimensions: none for a strided tensor."""
+        return 0
+
+    def dense_dim(self) -> int:
+        """The number of dense dimensions: all of a strided tensor's."""
+        return self.dim()
+
+    indices = _sparse_only("indices", "coordinate tensor")
+    values = _sparse_only("values", "tensor")
+    coalesce = _sparse_only("coalesce", "coordinate tensor")
+    is_coalesced = _sparse_only("is_coalesced", "coordinate tensor")
+    int_repr = _not_for_strided("int_repr")
+    q_scale = _not_for_strided("q_scale")
+    q_zero_point = _not_for_strided("q_zero_point")
+    q_per_channel_scales = _not_for_strided("q_per_channel_scales")
+    q_per_channel_zero_points = _not_for_strided("q_per_channel_zero_points")
+    q_per_channel_axis = _not_for_strided("q_per_channel_axis")
+    qscheme = _not_for_strided("qscheme")
+    to_padded_tensor = _not_for_strided("to_padded_tensor")
+
+    def xpu(self, device=None, non_blocking: bool = False, memory_format=None):
+        """No XPU backend: PyTorch's error where it was built without one."""
+        raise AssertionError("Torch not compiled with XPU enabled")
+
+    def mtia(self, device=None, non_blocking: bool = False, memory_format=None):
+        """No MTIA backend: PyTorch's error where it was built without one."""
+        raise AssertionError("Torch not compiled with MTIA enabled. Ensure you have `import "
+                             "mtia.host_runtime.torch_mtia.dynamic_library` in your python src file and include "
+                             "`//mtia/host_runtime/torch_mtia:torch_mtia` as your target dependency!")
+
+    def ipu(self, device=None, non_blocking: bool = False, memory_format=None):
+        """No IPU backend: PyTorch's error where it was built without one."""
+        raise RuntimeError("PyTorch is not linked with support for ipu devices")
+
+    def reinforce(self, reward):
+        """Removed from PyTorch (stochastic functions): raises with PyTorch's advice."""
+        raise RuntimeError(
+            "reinforce() was removed.\nUse torch.distributions instead.\n"
+            "See https://pytorch.org/docs/main/distributions.html\n\nInstead of:\n\n"
+            "probs = policy_network(state)\naction = probs.multinomial()\nnext_state, reward = env.step(action)\n"
+            "action.reinforce(reward)\naction.backward()\n\nUse:\n\nprobs = policy_network(state)\n"
+            "# NOTE: categorical is equivalent to what used to be called multinomial\n"
+            "m = torch.distributions.Categorical(probs)\naction = m.sample()\n"
+            "next_state, reward = env.step(action)\nloss = -m.log_prob(action) * reward\nloss.backward()")
+
+    def map2_(self, x, y, callable):
+        """self[i] = callable(self[i], x[i], y[i]) for every element, x and y broadcast to self's
+        shape and of self's dtype, in place (CPU only, as PyTorch)."""
+        if self.device.type != "cpu" or x.device.type != "cpu" or y.device.type != "cpu":
+            raise TypeError("map2_ is only implemented on CPU tensors")
+        from ._legacy import type_name
+
+        for name, t in (("x", x), ("y", y)):
+            if t.dtype != self.dtype:
+                raise TypeError(f"map2_: expected {type_name(self)} for argument '{name}' (got {type_name(t)})")
+        xs = x.detach().expand_as(self).reshape(-1).tolist()
+        ys = y.detach().expand_as(self).reshape(-1).tolist()
+        flat = self.detach().reshape(-1).tolist()
+        values = _C.tensor([callable(a, b, c) for a, b, c in zip(flat, xs, ys)], dtype=self.dtype)
+        with _no_grad():
+            self.copy_(values.reshape(self.shape))
+        return self
+
+    hash_tensor = hash_tensor
+
+
+def install(namespace: dict, tensor_cls: type) -> None:
+    for name, member in vars(TensorNames).items():
+        if not name.startswith("__") and name not in vars(tensor_cls):
+            setattr(tensor_cls, name, member)
+    from . import futures, jit, storage
+    from .signal import windows
+
+    namespace.update(hash_tensor=hash_tensor, from_file=from_file, Tag=Tag, TYPE_CHECKING=TYPE_CHECKING,
+                     USE_GLOBAL_DEPS=USE_GLOBAL_DEPS, USE_RTLD_GLOBAL_WITH_LIBTORCH=USE_RTLD_GLOBAL_WITH_LIBTORCH,
+                     Future=futures.Future, fork=jit.fork, wait=jit.wait, windows=windows,
+                     Storage=storage.LEGACY_CLASSES["FloatStorage"])

@@ -1,0 +1,184 @@
+"""The second round of public names the API audit found missing (minitorch/_api_names.py, minitorch/mps):
+hash_tensor against PyTorch and a NumPy reference (exact 64-bit patterns), from_file over a real
+file, Tensor.map2_, a strided tensor's sparse and quantized accessors and device moves, torch.mps
+on a machine without Metal, and the module-level names, each against PyTorch where installed."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import minitorch
+from api_audit import a, bo, i, same_call, table
+from helpers import to_layout, torch
+
+cases, add = table()
+
+# ---- hash_tensor: exact, so compared as Python ints below; here its errors and shapes ----
+add("hash_empty_no_dim", lambda lib: lib.hash_tensor(lib.empty(0)))
+add("hash_empty_list_dim_of_empty", lambda lib: lib.hash_tensor(lib.empty(0), []))
+add("hash_zero_size_dim", lambda lib: lib.hash_tensor(lib.ones(0, 3), 0))
+add("hash_dim_out_of_range", lambda lib: lib.hash_tensor(lib.ones(2, 3), 2))
+add("hash_repeated_dim", lambda lib: lib.hash_tensor(lib.ones(2, 3), (0, 0)))
+add("hash_bad_mode", lambda lib: lib.hash_tensor(lib.ones(2, 3), mode=1))
+add("hash_complex", lambda lib: lib.hash_tensor(lib.ones(2, dtype=lib.complex64)))
+add("hash_not_tensor", lambda lib: lib.hash_tensor([1.0, 2.0]))
+add("hash_shapes", lambda lib: [tuple(lib.hash_tensor(lib.ones(2, 3, 4), d, keepdim=k).shape)
+                                for d in (None, 0, -1, (0, 2), [], [1]) for k in (False, True)])
+add("hash_dtype_grad", lambda lib: [lib.hash_tensor(lib.ones(2, requires_grad=True)).dtype,
+                                    lib.hash_tensor(lib.ones(2, requires_grad=True)).requires_grad])
+add("hash_empty_kept_dim", lambda lib: tuple(lib.hash_tensor(lib.ones(0, 3), 1).shape))
+
+# ---- a strided tensor's sparse and quantized accessors, device moves ----
+add("sparse_dims", lambda lib: [a(lib).sparse_dim(), a(lib).dense_dim(), lib.tensor(2.0).dense_dim(),
+                                a(lib).is_distributed()])
+for name in ("indices", "values", "coalesce", "is_coalesced"):
+    add(f"strided_{name}", lambda lib, name=name: getattr(a(lib), name)())
+add("sparse_coo_accessors", lambda lib: (lambda s: [s.sparse_dim(), s.dense_dim(), s.is_coalesced(), s.values(),
+                                                    s.indices()])(a(lib).to_sparse().coalesce()))
+add("quantized_accessors", lambda lib: (lambda q: [q.q_scale(), q.q_zero_point(), q.int_repr()])(
+    lib.quantize_per_tensor(a(lib), 0.1, 3, lib.quint8)))
+add("xpu", lambda lib: a(lib).xpu())
+add("ipu", lambda lib: a(lib).ipu())
+add("mtia", lambda lib: a(lib).mtia())
+add("reinforce", lambda lib: a(lib).reinforce(1.0))
+
+# ---- map2_ ----
+add("map2_", lambda lib: a(lib).map2_(a(lib) * 2, lib.tensor([1.0, 2.0, 3.0, 4.0]), lambda x, y, z: x * y - z))
+add("map2_int", lambda lib: i(lib).map2_(i(lib), lib.tensor(3), lambda x, y, z: x * y + z))
+add("map2_bool", lambda lib: bo(lib).map2_(bo(lib), bo(lib), lambda x, y, z: x and not y or z))
+add("map2_empty", lambda lib: lib.ones(0, 2).map2_(lib.ones(0, 2), lib.ones(2), lambda x, y, z: x))
+add("map2_dtype", lambda lib: a(lib).map2_(i(lib), a(lib), lambda x, y, z: x))
+add("map2_shape", lambda lib: a(lib).map2_(lib.ones(2), a(lib), lambda x, y, z: x))
+
+# ---- torch.mps on a machine without Metal ----
+add("mps_counts", lambda lib: [lib.mps.device_count(), lib.mps.is_available(), lib.mps.manual_seed(3),
+                               lib.mps.profiler.is_metal_capture_enabled() if lib is minitorch else False])
+for call in ("synchronize()", "empty_cache()", "seed()", "get_rng_state()", "current_allocated_memory()",
+             "driver_allocated_memory()", "recommended_max_memory()", "set_per_process_memory_fraction(0.5)",
+             "set_per_process_memory_fraction(1)", "set_per_process_memory_fraction(3.0)", "compile_shader('x')",
+             "load_metallib(b'x')", "load_metallib(3)", "profiler.start()", "profiler.stop()"):
+    add(f"mps_{call}", lambda lib, call=call: eval(f"lib.mps.{call}"))
+add("mps_set_rng_state", lambda lib: lib.mps.set_rng_state(lib.zeros(3, dtype=lib.uint8)))
+
+# ---- module-level names ----
+add("constants", lambda lib: [lib.TYPE_CHECKING, lib.USE_GLOBAL_DEPS, lib.USE_RTLD_GLOBAL_WITH_LIBTORCH])
+add("tags", lambda lib: [(k, int(v)) for k, v in lib.Tag.__members__.items()])
+add("storage_alias", lambda lib: [lib.Storage is lib.FloatStorage, lib.Storage(3).dtype, lib.Storage(3).size()])
+add("fork_wait", lambda lib: lib.wait(lib.fork(lambda x, y: x * y, a(lib), 2)))
+add("windows", lambda lib: lib.windows.hann(5))
+
+
+@pytest.mark.parametrize("fn", cases)
+def test_against_torch(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same_call(fn)
+
+
+def _hash_reference(x: np.ndarray, axes) -> np.ndarray:
+    """NumPy's xor of the 64-bit patterns (floats as float64, the rest as int64) over axes."""
+    wide = x.astype(np.float64) if x.dtype.kind == "f" else x.astype(np.int64)
+    return np.bitwise_xor.reduce(wide.view(np.uint64), axis=axes)
+
+
+def _values(t) -> list:
+    return np.asarray(t.tolist(), dtype=np.uint64).reshape(-1).tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "int8", "uint8", "bool"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_hash_tensor_bit_patterns(dtype, layout):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 5, 4)) * 50
+    x = x > 0 if dtype == "bool" else x.astype(dtype)
+    if dtype == "float32":
+        x[0, 0, 0], x[1, 2, 3], x[2, 4, 0] = np.nan, np.inf, -0.0
+    t = to_layout(x, layout)
+    for dim, axes in ((None, None), (0, 0), (-1, 2), ((0, 2), (0, 2)), ([1], 1)):
+        got = minitorch.hash_tensor(t, dim)
+        assert got.dtype == minitorch.uint64
+        want = _hash_reference(x, axes)
+        assert tuple(got.shape) == want.shape
+        assert _values(got) == want.reshape(-1).tolist()
+        assert _values(t.hash_tensor(dim)) == want.reshape(-1).tolist()
+        if torch is not None:
+            theirs = torch.hash_tensor(torch.tensor(x), dim)
+            assert _values(got) == np.asarray(theirs.tolist(), dtype=np.uint64).reshape(-1).tolist()
+
+
+def test_hash_tensor_cases():
+    assert minitorch.hash_tensor(minitorch.tensor([1.0, 2.0, 3.0])).item() == 0x3FF8000000000000
+    assert minitorch.hash_tensor(minitorch.tensor([-1], dtype=minitorch.int8)).tolist() == 2 ** 64 - 1
+    assert minitorch.hash_tensor(minitorch.tensor(3.0), 0).tolist() == 0x4008000000000000
+    big = minitorch.tensor(np.array([2 ** 63 + 5, 7], dtype=np.uint64))
+    assert minitorch.hash_tensor(big).tolist() == (2 ** 63 + 5) ^ 7
+    assert minitorch.hash_tensor(minitorch.ones(2, 3), (0, 1), keepdim=True).shape == (1, 1)
+
+
+def test_from_file(tmp_path):
+    path = str(tmp_path / "values.bin")
+    np.array([1.0, 2.0, 3.0], dtype=np.float32).tofile(path)
+    t = minitorch.from_file(path, size=3)
+    assert t.dtype == minitorch.float32 and t.tolist() == [1.0, 2.0, 3.0] and t.is_contiguous()
+    assert minitorch.from_file(path, size=1, dtype=minitorch.float64).tolist() == np.fromfile(path, np.float64, 1).tolist()
+    assert minitorch.from_file(path).shape == (0,)
+    private = minitorch.from_file(path, False, 3)
+    private.add_(1)  # a private map: the file keeps its values
+    assert private.tolist() == [2.0, 3.0, 4.0]
+    assert minitorch.from_file(path, size=3).tolist() == [1.0, 2.0, 3.0]
+    shared = minitorch.from_file(path, True, 2)
+    shared.mul_(10)  # the file's own map: the file changes
+    del shared
+    assert np.fromfile(path, dtype=np.float32).tolist() == [10.0, 20.0, 3.0]
+    grown = minitorch.from_file(path, True, 5)  # a shared map extends the file
+    assert grown.tolist() == [10.0, 20.0, 3.0, 0.0, 0.0] and os.path.getsize(path) == 20
+    assert minitorch.from_file(path, size=2, requires_grad=True).requires_grad
+    new = str(tmp_path / "new.bin")
+    assert minitorch.from_file(new, True, 4).tolist() == [0.0] * 4
+    with pytest.raises(RuntimeError, match=r"^file <.*> size <20> is smaller than the required mapping size <24>$"):
+        minitorch.from_file(path, size=6)
+    with pytest.raises(RuntimeError, match=r"^unable to open file <.*> in read-only mode: No such file"):
+        minitorch.from_file(str(tmp_path / "absent.bin"), size=2)
+    with pytest.raises(RuntimeError, match="^tensors constructed from a file cannot be pinned$"):
+        minitorch.from_file(path, size=2, pin_memory=True)
+    with pytest.raises(TypeError, match=r"argument 'filename' \(position 1\) must be str, not int"):
+        minitorch.from_file(3, size=2)
+    if torch is not None:
+        for args in ((False, 5), (True, 3)):
+            assert minitorch.from_file(path, *args).tolist() == torch.from_file(path, *args).tolist()
+
+
+@pytest.mark.parametrize("name", ["int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
+                                  "q_per_channel_zero_points", "q_per_channel_axis", "qscheme", "to_padded_tensor"])
+def test_quantized_and_nested_accessors_of_a_strided_tensor(name):
+    """PyTorch's dispatcher error, whose first line goes on to list the backends that have the op:
+    minitorch's is that line up to the list."""
+    args = (0.0,) if name == "to_padded_tensor" else ()
+    with pytest.raises(NotImplementedError) as got:
+        getattr(minitorch.ones(2), name)(*args)
+    assert str(got.value).startswith(f"Could not run 'aten::{name}' with arguments from the 'CPU' backend.")
+    if torch is not None:
+        with pytest.raises(NotImplementedError) as want:
+            getattr(torch.ones(2), name)(*args)
+        assert str(want.value).startswith(str(got.value))
+
+
+def test_map2_broadcasts_and_keeps_autograd_out():
+    x = minitorch.zeros(2, 3)
+    out = x.map2_(minitorch.tensor([1.0, 2.0, 3.0]), minitorch.tensor([[10.0], [20.0]]), lambda s, p, q: s + p * q)
+    assert out is x and x.tolist() == [[10.0, 20.0, 30.0], [20.0, 40.0, 60.0]]
+    y = minitorch.ones(2, 3)[:, ::2]  # non-contiguous self
+    y.map2_(y, y, lambda s, p, q: s + p + q)
+    assert y.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
+def test_mps_module_shape():
+    assert minitorch.mps.__name__ == "minitorch.mps" and not minitorch.mps.is_available()
+    with pytest.raises(RuntimeError, match=r"^Cannot execute acquireEvent\(\) without MPS backend\.$"):
+        minitorch.mps.Event()
+    with pytest.raises(RuntimeError, match="without MPS backend"):
+        with minitorch.mps.profiler.profile():
+            pass
+    if torch is not None:
+        assert sorted(minitorch.mps.__all__) == sorted(torch.mps.__all__)
