@@ -1,11 +1,12 @@
 """Public names of torch and torch.Tensor that the API audit (tests/api/api_audit.py) found missing:
-hash_tensor (function and method), from_file, Tensor.map2_, the sparse and quantized accessors of a
-strided tensor (sparse_dim, dense_dim, indices, values, coalesce, is_coalesced, int_repr, q_scale, ...:
-PyTorch's results and errors; a sparse tensor or a QTensor has its own), is_distributed, the moves to
-devices minitorch has no backend for (xpu, ipu, mtia: PyTorch's errors), reinforce (removed, raises),
-to_padded_tensor of a strided tensor (raises); and torch's module-level names Storage, Future, fork,
-wait, Tag, windows, TYPE_CHECKING, USE_GLOBAL_DEPS and USE_RTLD_GLOBAL_WITH_LIBTORCH.
-
+hash_tensor (function and method), from_file, segment_reduce, the *_copy forms of the sparse
+accessors, the quantizer's accessors and as_strided_ as functions, Tensor.map2_, the sparse and
+quantized accessors of a strided tensor (sparse_dim, dense_dim, indices, values, coalesce,
+is_coalesced, int_repr, q_scale, ...: PyTorch's results and errors; a sparse tensor or a QTensor has
+its own), is_distributed, the moves to devices minitorch has no backend for (xpu, ipu, mtia:
+PyTorch's errors), reinforce (removed, raises), to_padded_tensor of a strided tensor (raises); and
+torch's module-level names Storage, Future, fork, wait, Tag, windows, DisableTorchFunction(Subclass),
+TYPE_CHECKING, USE_GLOBAL_DEPS and USE_RTLD_GLOBAL_WITH_LIBTORCH.
 Each function is a few op calls on whole tensors; none computes on values in Python (map2_ calls the
 user's Python function per element, as PyTorch's does)."""
 from __future__ import annotations
@@ -114,6 +115,84 @@ def hash_tensor(input, dim=None, *, keepdim: bool = False, mode: int = 0):
     return out
 
 
+# ---- segment_reduce ----
+
+_SEGMENT_REDUCTIONS = {"sum": "sum", "prod": "prod", "mean": "sum", "max": "amax", "amax": "amax",
+                       "min": "amin", "amin": "amin"}
+# an empty segment's value without `initial` (mean's is 0 / 0)
+_SEGMENT_EMPTY = {"sum": 0.0, "prod": 1.0, "mean": 0.0, "amax": -float("inf"), "amin": float("inf")}
+_FLOAT_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+_TYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _dtype_word(t) -> str:
+    name = str(t.dtype).split(".")[-1]
+    return _FLOAT_NAMES.get(name) or _TYPE_NAMES.get(name) or _COMPLEX_NAMES.get(name, name)
+
+
+def segment_reduce(data, reduce: str, *, lengths=None, indices=None, offsets=None, axis: int = 0,
+                   unsafe: bool = False, initial=None):
+    """Reduces data along `axis` over consecutive segments, given by their lengths (or offsets):
+    data (A..., L, B...), lengths (A..., S) -> (A..., S, B...). Each position's segment comes from
+    searchsorted over the segment ends; one scatter_reduce (whose gradient is PyTorch's: ties of
+    max and min share it) fills the segments, an extra one catching positions past the last."""
+    for name, value in (("data", data), ("lengths", lengths), ("indices", indices), ("offsets", offsets)):
+        if (value is not None or name == "data") and not isinstance(value, _C.TensorBase):
+            raise TypeError(f"segment_reduce(): argument '{name}' must be Tensor, not {type(value).__name__}")
+    if reduce not in _SEGMENT_REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    axis = _wrap_dim(axis, data.dim())
+    if indices is not None and lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    what, given = ("lengths", lengths) if lengths is not None else ("offsets", offsets)
+    if given.dim() - 1 != axis:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of {what} but got {axis}.")
+    if not data.is_floating_point():
+        raise NotImplementedError(f'"_segment_reduce_{data.device.type}" not implemented for \'{_dtype_word(data)}\'')
+    if given.is_floating_point() or given.dtype == _C.bool:
+        raise NotImplementedError(f'"_segment_reduce_{what}_{data.device.type}_kernel1" not implemented for '
+                                  f"'{_dtype_word(given)}'")
+    given = given.to(_C.int64)
+    if lengths is not None:
+        if not unsafe:
+            if bool((given < 0).any()):
+                raise RuntimeError("lengths contains negative value!")
+            if bool((given.sum(-1) != data.shape[axis]).any()):
+                raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
+                                   "data.size(lengths.dim()-1) when !unsafe.")
+        ends = given.cumsum(-1)
+        starts = _C.zeros(tuple(given.shape[:-1]) + (1,), dtype=_C.int64, device=given.device)
+        counts = given
+    else:
+        ends, starts = offsets.to(_C.int64)[..., 1:], offsets.to(_C.int64)[..., :1]
+        counts = ends - offsets.to(_C.int64)[..., :-1]
+    segments = ends.shape[-1]
+    # each position's segment (A..., L); positions outside every segment go to the extra one
+    pos = _C.arange(data.shape[axis], device=data.device).expand(*given.shape[:-1], data.shape[axis])
+    seg = _C.searchsorted(ends.contiguous(), pos.contiguous(), right=True)
+    seg = seg.masked_fill((pos < starts) | (seg >= segments), segments)
+    trailing = data.dim() - axis - 1
+    index = seg.reshape(tuple(seg.shape) + (1,) * trailing).expand(data.shape)
+    mode = _SEGMENT_REDUCTIONS[reduce]
+    # sum and prod start from `initial`; max and min compare with it after, so that a tie with it
+    # leaves the whole gradient to the element (PyTorch's backward ignores the initial value)
+    extreme = mode in ("amax", "amin")
+    start = initial is not None and not extreme
+    fill = initial if start else _SEGMENT_EMPTY["mean" if reduce == "mean" else mode]
+    shape = list(data.shape)
+    shape[axis] = segments + 1
+    out = _C.full(tuple(shape), fill, dtype=data.dtype, device=data.device)
+    out = out.scatter_reduce(axis, index, data, mode, include_self=start).narrow(axis, 0, segments)
+    if extreme and initial is not None:
+        out = _C.where(out >= initial if mode == "amax" else out <= initial, out, initial)
+    if reduce == "mean":
+        counts = counts.reshape(tuple(counts.shape) + (1,) * trailing)
+        out = out / (counts.clamp(min=1) if initial is not None else counts).to(data.dtype)
+    return out
+
+
 # ---- from_file ----
 
 def from_file(filename, shared=None, size: int = 0, *, dtype=None, layout=None, device=None,
@@ -156,6 +235,31 @@ def from_file(filename, shared=None, size: int = 0, *, dtype=None, layout=None, 
     finally:
         os.close(fd)
     return out.requires_grad_(True) if requires_grad else out
+
+
+# ---- the *_copy forms of the sparse accessors ----
+
+def _accessor_copy(accessor: str):
+    """torch.<accessor>_copy: a copy of what input.<accessor>() views (the COO tensor's indices and
+    values, the compressed one's offsets and indices), with that accessor's errors."""
+
+    def fn(input):
+        from .sparse._base import SparseBase
+
+        if not isinstance(input, (_C.TensorBase, SparseBase)):
+            raise TypeError(f"{accessor}_copy(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        return getattr(input, accessor)().clone()
+
+    fn.__name__ = fn.__qualname__ = f"{accessor}_copy"
+    fn.__doc__ = f"A copy of input.{accessor}(), as torch.{accessor}_copy."
+    return fn
+
+
+_COPIES = ("indices", "values", "crow_indices", "col_indices", "ccol_indices", "row_indices")
+# torch.<name>(input): the method, as a function (the quantizer's accessors, the in-place as_strided_)
+_METHOD_FUNCTIONS = ("int_repr", "q_scale", "q_zero_point", "q_per_channel_scales", "q_per_channel_zero_points",
+                     "q_per_channel_axis", "as_strided_")
 
 
 # ---- Tensor methods ----
@@ -266,9 +370,14 @@ def install(namespace: dict, tensor_cls: type) -> None:
         if not name.startswith("__") and name not in vars(tensor_cls):
             setattr(tensor_cls, name, member)
     from . import futures, jit, storage
+    from ._aliases import _function
     from .signal import windows
 
-    namespace.update(hash_tensor=hash_tensor, from_file=from_file, Tag=Tag, TYPE_CHECKING=TYPE_CHECKING,
+    namespace.update({f"{name}_copy": _accessor_copy(name) for name in _COPIES})
+    namespace.update({name: _function(name) for name in _METHOD_FUNCTIONS})
+
+    namespace.update(hash_tensor=hash_tensor, from_file=from_file, segment_reduce=segment_reduce, Tag=Tag, TYPE_CHECKING=TYPE_CHECKING,
                      USE_GLOBAL_DEPS=USE_GLOBAL_DEPS, USE_RTLD_GLOBAL_WITH_LIBTORCH=USE_RTLD_GLOBAL_WITH_LIBTORCH,
                      Future=futures.Future, fork=jit.fork, wait=jit.wait, windows=windows,
-                     Storage=storage.LEGACY_CLASSES["FloatStorage"])
+                     Storage=storage.LEGACY_CLASSES["FloatStorage"], DisableTorchFunction=_C.DisableTorchFunction,
+                     DisableTorchFunctionSubclass=_C.DisableTorchFunctionSubclass)

@@ -43,6 +43,57 @@ add("ipu", lambda lib: a(lib).ipu())
 add("mtia", lambda lib: a(lib).mtia())
 add("reinforce", lambda lib: a(lib).reinforce(1.0))
 
+# ---- segment_reduce ----
+SEG = np.array([1.0, 5.0, 5.0, 2.0, -1.0, 3.0], dtype=np.float32)
+for reduce in ("sum", "mean", "max", "min", "prod", "amax", "amin"):
+    for initial in (None, 7.0):
+        add(f"segment_{reduce}_{initial}", lambda lib, r=reduce, init=initial: lib.segment_reduce(
+            lib.tensor(SEG), r, lengths=lib.tensor([3, 0, 3]), initial=init))
+X12 = np.arange(12.0).reshape(2, 6)
+add("segment_batched_lengths", lambda lib: lib.segment_reduce(lib.tensor(X12), "sum", lengths=lib.tensor([[2, 4], [3, 3]]),
+                                                              axis=1))
+add("segment_axis_negative_int32", lambda lib: lib.segment_reduce(
+    lib.tensor(X12), "max", lengths=lib.tensor([[2, 4], [3, 3]], dtype=lib.int32), axis=-1))
+add("segment_offsets", lambda lib: lib.segment_reduce(lib.tensor(X12), "mean", offsets=lib.tensor([[0, 2, 5], [0, 3, 6]]),
+                                                      axis=1))
+add("segment_unsafe_short", lambda lib: lib.segment_reduce(lib.tensor(X12), "sum", lengths=lib.tensor([[2, 4], [3, 2]]),
+                                                           axis=1, unsafe=True))
+add("segment_axis0_trailing", lambda lib: lib.segment_reduce(lib.tensor(X12).t(), "min", lengths=lib.tensor([4, 2])))
+add("segment_float64_half", lambda lib: [lib.segment_reduce(lib.tensor(X12, dtype=d), "sum", lengths=lib.tensor([2]))
+                                         for d in (lib.float64, lib.float16)])
+add("segment_empty_data", lambda lib: lib.segment_reduce(lib.ones(0), "sum", lengths=lib.tensor([0, 0])))
+add("segment_bad_sum", lambda lib: lib.segment_reduce(lib.tensor(X12), "sum", lengths=lib.tensor([[2, 4], [3, 2]]), axis=1))
+add("segment_negative", lambda lib: lib.segment_reduce(lib.tensor(X12), "sum", lengths=lib.tensor([[-1, 7], [3, 3]]),
+                                                       axis=1))
+add("segment_float_lengths", lambda lib: lib.segment_reduce(lib.tensor(X12), "sum", lengths=lib.tensor([[2.0, 4], [3, 3]]),
+                                                            axis=1))
+add("segment_int_data", lambda lib: lib.segment_reduce(lib.tensor(X12).long(), "sum", lengths=lib.tensor([1, 1])))
+add("segment_wrong_axis", lambda lib: lib.segment_reduce(lib.tensor(X12), "sum", lengths=lib.tensor([2, 4]), axis=1))
+add("segment_axis_range", lambda lib: lib.segment_reduce(lib.tensor(X12), "sum", lengths=lib.tensor([1, 1]), axis=2))
+add("segment_bad_reduce", lambda lib: lib.segment_reduce(lib.tensor(X12), "bad", lengths=lib.tensor([1, 1])))
+add("segment_no_lengths", lambda lib: lib.segment_reduce(lib.tensor(X12), "sum"))
+add("segment_indices", lambda lib: lib.segment_reduce(lib.tensor(X12), "sum", indices=lib.tensor([0, 1])))
+add("segment_list_lengths", lambda lib: lib.segment_reduce(lib.tensor(X12), "sum", lengths=[1, 1]))
+
+# ---- the *_copy forms of the sparse accessors, the quantizer's accessors and as_strided_ as functions ----
+add("compressed_copies", lambda lib: (lambda c: [lib.crow_indices_copy(c), lib.col_indices_copy(c),
+                                                 lib.ccol_indices_copy(c.to_sparse_csc()),
+                                                 lib.row_indices_copy(c.to_sparse_csc())])(
+    lib.tensor(SEG.reshape(2, 3)).to_sparse_csr()))
+add("strided_values_copy", lambda lib: lib.values_copy(a(lib)))
+add("strided_crow_indices_copy", lambda lib: lib.crow_indices_copy(a(lib)))
+add("copy_not_tensor", lambda lib: lib.values_copy(3))
+add("quantizer_functions", lambda lib: (lambda q: [lib.q_scale(q), lib.q_zero_point(q), lib.int_repr(q)])(
+    lib.quantize_per_tensor(a(lib), 0.1, 3, lib.quint8)))
+add("per_channel_functions", lambda lib: (lambda q: [lib.q_per_channel_scales(q), lib.q_per_channel_zero_points(q),
+                                                     lib.q_per_channel_axis(q)])(
+    lib.quantize_per_channel(a(lib), lib.tensor([0.1, 0.2, 0.3], dtype=lib.float64), lib.tensor([0, 1, 2]), 0,
+                             lib.qint8)))
+add("as_strided_function", lambda lib: (lambda x: [lib.as_strided_(x, (2, 2), (1, 2), 1) is x, tuple(x.stride()), x])(
+    lib.arange(6.0)))
+add("disable_torch_function", lambda lib: [issubclass(type(lib.DisableTorchFunction()), object),
+                                           lib.DisableTorchFunctionSubclass.__name__])
+
 # ---- map2_ ----
 add("map2_", lambda lib: a(lib).map2_(a(lib) * 2, lib.tensor([1.0, 2.0, 3.0, 4.0]), lambda x, y, z: x * y - z))
 add("map2_int", lambda lib: i(lib).map2_(i(lib), lib.tensor(3), lambda x, y, z: x * y + z))
@@ -162,6 +213,28 @@ def test_quantized_and_nested_accessors_of_a_strided_tensor(name):
         with pytest.raises(NotImplementedError) as want:
             getattr(torch.ones(2), name)(*args)
         assert str(want.value).startswith(str(got.value))
+
+
+def test_segment_reduce_gradients():
+    """Gradients against PyTorch's own formulas (ties of max and min share theirs), over a
+    non-contiguous input and batched lengths."""
+    from helpers import same_as_torch
+
+    x = np.array([[1.0, 5.0, 5.0, 2.0, -1.0, 3.0], [0.5, 0.5, 2.0, -3.0, 4.0, 4.0]])
+    for reduce in ("sum", "mean", "max", "min", "prod"):
+        for initial in (None, 2.0):
+            same_as_torch(lambda lib, t, r=reduce, i=initial: lib.segment_reduce(
+                t, r, lengths=lib.tensor([[3, 0, 3], [2, 2, 2]]), axis=1, initial=i), [x], layout="transposed")
+
+
+def test_coo_copies():
+    """indices_copy and values_copy of a COO tensor: copies of indices() and values() (PyTorch 2.13's
+    CPU build has no SparseCPU kernel for them and raises; its docs describe the copies)."""
+    s = minitorch.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse().coalesce()
+    idx, val = minitorch.indices_copy(s), minitorch.values_copy(s)
+    assert idx.tolist() == [[0, 1], [1, 0]] and val.tolist() == [2.0, 3.0]
+    val.add_(1)
+    assert s.values().tolist() == [2.0, 3.0]  # a copy, not a view
 
 
 def test_map2_broadcasts_and_keeps_autograd_out():
