@@ -154,6 +154,9 @@ _tensor_methods.install(globals(), Tensor)  # unfold, sum_to_size, select_scatte
 from . import sparse  # noqa: E402
 
 sparse.install(globals(), Tensor)  # sparse_coo_tensor, spmm, a sparse-aware mm, layouts
+from .sparse import _products as _sparse_products  # noqa: E402
+
+_sparse_products.install(globals(), Tensor)  # sspaddmm, saddmm, smm, hspmm, hsmm, dsmm
 from . import _complex  # noqa: E402
 
 _memory_format.install(globals(), Tensor)  # memory_format, channels_last, ...; contiguous/clone/is_contiguous(memory_format=)

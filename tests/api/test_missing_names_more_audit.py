@@ -94,6 +94,37 @@ add("as_strided_function", lambda lib: (lambda x: [lib.as_strided_(x, (2, 2), (1
 add("disable_torch_function", lambda lib: [issubclass(type(lib.DisableTorchFunction()), object),
                                            lib.DisableTorchFunctionSubclass.__name__])
 
+# ---- the sparse-result products (sparse/_products.py) ----
+SP = np.array([[0.0, 2.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.0, 3.0]], dtype=np.float32)
+DN = np.array([[1.0, -1.0], [2.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+
+
+def _coo(r):
+    return [r._indices(), r._values(), r.to_dense()]
+
+
+def _sp(lib):
+    return lib.tensor(SP).to_sparse()
+
+
+add("smm", lambda lib: _coo(lib.smm(_sp(lib), lib.tensor(DN))))
+add("smm_method", lambda lib: _coo(_sp(lib).smm(lib.tensor(DN))))
+add("hspmm", lambda lib: _coo(lib.hspmm(_sp(lib), lib.tensor(DN))))
+add("hsmm", lambda lib: _coo(lib.hsmm(_sp(lib), lib.tensor(DN))))
+add("dsmm", lambda lib: [lib.dsmm(_sp(lib), lib.tensor(DN)), lib.dsmm(lib.tensor(SP), lib.tensor(DN))])
+add("sspaddmm", lambda lib: _coo(lib.sspaddmm(lib.ones(3, 2).to_sparse(), _sp(lib), lib.tensor(DN), beta=2, alpha=3)))
+add("sspaddmm_method", lambda lib: _coo(lib.ones(3, 2).to_sparse().sspaddmm(_sp(lib), lib.tensor(DN))))
+add("saddmm", lambda lib: _coo(lib.saddmm(lib.ones(3, 2).to_sparse(), _sp(lib), lib.tensor(DN))))
+add("smm_empty_rows", lambda lib: _coo(lib.smm(lib.zeros(3, 3).to_sparse(), lib.tensor(DN))))
+add("smm_dense", lambda lib: lib.smm(lib.tensor(DN), lib.tensor(DN)))
+add("smm_dense_method", lambda lib: lib.tensor(DN).smm(lib.tensor(DN)))
+add("smm_shapes", lambda lib: lib.smm(_sp(lib), lib.tensor(DN).t()))
+add("smm_1d", lambda lib: lib.smm(_sp(lib), lib.tensor(DN)[0]))
+add("smm_dtypes", lambda lib: lib.smm(_sp(lib).double(), lib.tensor(DN)))
+add("hspmm_shapes", lambda lib: lib.hspmm(_sp(lib), lib.tensor(DN)[:2]))
+add("sspaddmm_input_rows", lambda lib: lib.sspaddmm(lib.ones(2, 2).to_sparse(), _sp(lib), lib.tensor(DN)))
+add("sspaddmm_input_cols", lambda lib: lib.sspaddmm(lib.ones(3, 2).to_sparse(), _sp(lib), lib.tensor(DN)[:, :1]))
+
 # ---- map2_ ----
 add("map2_", lambda lib: a(lib).map2_(a(lib) * 2, lib.tensor([1.0, 2.0, 3.0, 4.0]), lambda x, y, z: x * y - z))
 add("map2_int", lambda lib: i(lib).map2_(i(lib), lib.tensor(3), lambda x, y, z: x * y + z))
@@ -235,6 +266,37 @@ def test_coo_copies():
     assert idx.tolist() == [[0, 1], [1, 0]] and val.tolist() == [2.0, 3.0]
     val.add_(1)
     assert s.values().tolist() == [2.0, 3.0]  # a copy, not a view
+
+
+def test_hspmm_of_a_strided_matrix():
+    with pytest.raises(NotImplementedError) as got:
+        minitorch.hspmm(minitorch.tensor(SP), minitorch.tensor(DN))
+    assert str(got.value).startswith("Could not run 'aten::hspmm' with arguments from the 'CPU' backend.")
+    if torch is not None:
+        with pytest.raises(NotImplementedError) as want:
+            torch.hspmm(torch.tensor(SP), torch.tensor(DN))
+        assert str(want.value).startswith(str(got.value))
+
+
+def test_sparse_products_gradients():
+    """The product's gradients reach mat1's values and mat2: those of the dense product, against
+    NumPy (PyTorch has no derivative for sspaddmm or hspmm and raises at backward)."""
+    w = np.random.default_rng(3).standard_normal((3, 2))
+    for op in ("sspaddmm", "hspmm", "smm"):
+        values = minitorch.tensor([2.0, 1.0, 3.0], dtype=minitorch.float64, requires_grad=True)
+        mat1 = minitorch.sparse_coo_tensor(minitorch.tensor([[0, 2, 2], [1, 0, 2]]), values, (3, 3))
+        mat2 = minitorch.tensor(DN.astype(np.float64), requires_grad=True)
+        if op == "sspaddmm":
+            out = minitorch.sspaddmm(minitorch.ones(3, 2, dtype=minitorch.float64).to_sparse(), mat1, mat2, alpha=2)
+        else:
+            out = getattr(minitorch, op)(mat1, mat2)
+        (out.to_dense() * minitorch.tensor(w)).sum().backward()
+        scale = 2.0 if op == "sspaddmm" else 1.0
+        dense = np.zeros((3, 3))
+        dense[[0, 2, 2], [1, 0, 2]] = [2.0, 1.0, 3.0]
+        np.testing.assert_allclose(mat2.grad.numpy(), scale * dense.T @ w, rtol=1e-12)
+        grad_dense = scale * w @ DN.astype(np.float64).T
+        np.testing.assert_allclose(values.grad.numpy(), grad_dense[[0, 2, 2], [1, 0, 2]], rtol=1e-12)
 
 
 def test_map2_broadcasts_and_keeps_autograd_out():
