@@ -125,6 +125,54 @@ add("hspmm_shapes", lambda lib: lib.hspmm(_sp(lib), lib.tensor(DN)[:2]))
 add("sspaddmm_input_rows", lambda lib: lib.sspaddmm(lib.ones(2, 2).to_sparse(), _sp(lib), lib.tensor(DN)))
 add("sspaddmm_input_cols", lambda lib: lib.sspaddmm(lib.ones(3, 2).to_sparse(), _sp(lib), lib.tensor(DN)[:, :1]))
 
+# ---- the block layouts BSR and BSC (sparse/_compressed.py) ----
+BX = np.array([[1.0, 0.0, 0.0, 0.0, 5.0, 0.0], [0.0, 2.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+               [0.0, 0.0, 3.0, 4.0, 0.0, 0.0]], dtype=np.float32)
+
+
+def _compressed(r):
+    by_rows = str(r.layout).split(".")[-1] in ("sparse_csr", "sparse_bsr")
+    parts = (r.crow_indices(), r.col_indices()) if by_rows else (r.ccol_indices(), r.row_indices())
+    return [str(r.layout).split(".")[-1], *parts, r.values(), r.to_dense(), tuple(r.shape)]
+
+
+for kind in ("bsr", "bsc"):
+    for bs in (2, (2, 3), (1, 2), (4, 6)):
+        add(f"to_sparse_{kind}_{bs}", lambda lib, k=kind, b=bs: _compressed(getattr(lib.tensor(BX), f"to_sparse_{k}")(b)))
+    add(f"to_sparse_layout_{kind}", lambda lib, k=kind: _compressed(
+        lib.tensor(BX).to_sparse(layout=getattr(lib, f"sparse_{k}"), blocksize=(2, 2))))
+    add(f"coo_to_{kind}", lambda lib, k=kind: _compressed(getattr(lib.tensor(BX).to_sparse(), f"to_sparse_{k}")(2)))
+    add(f"csr_to_{kind}", lambda lib, k=kind: _compressed(getattr(lib.tensor(BX).to_sparse_csr(), f"to_sparse_{k}")(2)))
+    add(f"{kind}_to_coo", lambda lib, k=kind: (lambda c: [c._indices(), c._values(), c.is_coalesced()])(
+        getattr(lib.tensor(BX), f"to_sparse_{k}")(2).to_sparse_coo()))
+    add(f"{kind}_t", lambda lib, k=kind: _compressed(getattr(lib.tensor(BX), f"to_sparse_{k}")((2, 3)).t()))
+    # PyTorch's CPU build multiplies BSR, not BSC (test_block_layouts_gradients checks both)
+    add(f"{kind}_matmul", lambda lib, k=kind: (lib.tensor(BX).to_sparse_bsr(2) if lib is not minitorch or k == "bsr"
+                                               else lib.tensor(BX).to_sparse_bsc(2)) @ lib.tensor(BX).t())
+    add(f"{kind}_scaled_cast", lambda lib, k=kind: _compressed((getattr(lib.tensor(BX), f"to_sparse_{k}")(2) * 2).to(
+        lib.float64)))
+    add(f"{kind}_indivisible", lambda lib, k=kind: getattr(lib.tensor(BX), f"to_sparse_{k}")(3))
+    add(f"{kind}_no_blocksize", lambda lib, k=kind: lib.tensor(BX).to_sparse(layout=getattr(lib, f"sparse_{k}")))
+    add(f"{kind}_to_csr", lambda lib, k=kind: getattr(lib.tensor(BX), f"to_sparse_{k}")(2).to_sparse_csr())
+    add(f"{kind}_indices", lambda lib, k=kind: getattr(lib.tensor(BX), f"to_sparse_{k}")(2).indices())
+    add(f"{kind}_dims", lambda lib, k=kind: (lambda c: [c.sparse_dim(), c.dense_dim(), c.is_sparse, c.is_sparse_csr])(
+        getattr(lib.tensor(BX), f"to_sparse_{k}")(2)))
+    add(f"{kind}_zeros", lambda lib, k=kind: _compressed(getattr(lib.zeros(4, 4), f"to_sparse_{k}")(2)))
+add("bsr_tensor", lambda lib: _compressed(lib.sparse_bsr_tensor(lib.tensor([0, 1, 2]), lib.tensor([0, 2]),
+                                                                lib.arange(8.0).reshape(2, 2, 2))))
+add("bsc_tensor", lambda lib: _compressed(lib.sparse_bsc_tensor(lib.tensor([0, 1, 2]), lib.tensor([1, 0]),
+                                                                lib.arange(12.0).reshape(2, 2, 3), size=(4, 6))))
+add("bsr_tensor_flat_values", lambda lib: lib.sparse_bsr_tensor(lib.tensor([0, 1, 2]), lib.tensor([0, 1]), lib.ones(2, 2)))
+add("compressed_tensor", lambda lib: [_compressed(lib.sparse_compressed_tensor(
+    lib.tensor([0, 1, 2]), lib.tensor([1, 0]), v, layout=lay)) for v, lay in (
+        (lib.arange(2.0), lib.sparse_csr), (lib.arange(2.0), lib.sparse_csc),
+        (lib.arange(8.0).reshape(2, 2, 2), lib.sparse_bsr), (lib.arange(8.0).reshape(2, 2, 2), lib.sparse_bsc))])
+add("compressed_tensor_no_layout", lambda lib: lib.sparse_compressed_tensor(lib.tensor([0, 1]), lib.tensor([0]),
+                                                                            lib.ones(1)))
+add("compressed_tensor_coo_layout", lambda lib: lib.sparse_compressed_tensor(lib.tensor([0, 1]), lib.tensor([0]),
+                                                                             lib.ones(1), layout=lib.sparse_coo))
+add("layout_names", lambda lib: [repr(lib.sparse_bsr).split(".")[-1], repr(lib.sparse_bsc).split(".")[-1]])
+
 # ---- map2_ ----
 add("map2_", lambda lib: a(lib).map2_(a(lib) * 2, lib.tensor([1.0, 2.0, 3.0, 4.0]), lambda x, y, z: x * y - z))
 add("map2_int", lambda lib: i(lib).map2_(i(lib), lib.tensor(3), lambda x, y, z: x * y + z))
@@ -297,6 +345,24 @@ def test_sparse_products_gradients():
         np.testing.assert_allclose(mat2.grad.numpy(), scale * dense.T @ w, rtol=1e-12)
         grad_dense = scale * w @ DN.astype(np.float64).T
         np.testing.assert_allclose(values.grad.numpy(), grad_dense[[0, 2, 2], [1, 0, 2]], rtol=1e-12)
+
+
+def test_block_layouts_gradients():
+    """A BSR (BSC) tensor's values get the gradients of what its blocks hold: through to_dense and
+    through a product, against NumPy."""
+    w = np.random.default_rng(5).standard_normal((4, 3))
+    for kind in ("bsr", "bsc"):
+        blocks = minitorch.tensor(np.arange(8.0).reshape(2, 2, 2), requires_grad=True)
+        make = getattr(minitorch, f"sparse_{kind}_tensor")
+        # BSR: block (0, 1) and (1, 0); BSC: block column 0 holds block row 1, column 1 holds row 0
+        m = make(minitorch.tensor([0, 1, 2]), minitorch.tensor([1, 0]), blocks, size=(4, 4))
+        dense = minitorch.tensor(np.ones((4, 3)), requires_grad=True)
+        ((m @ dense) * minitorch.tensor(w)).sum().backward()
+        grad_m = w @ np.ones((4, 3)).T  # d/dM of sum(w * (M @ D))
+        corners = [(0, 2), (2, 0)] if kind == "bsr" else [(2, 0), (0, 2)]
+        want = np.stack([grad_m[r:r + 2, c:c + 2] for r, c in corners])
+        np.testing.assert_allclose(blocks.grad.numpy(), want, rtol=1e-12)
+        np.testing.assert_allclose(dense.grad.numpy(), m.to_dense().detach().numpy().T @ w, rtol=1e-12)
 
 
 def test_map2_broadcasts_and_keeps_autograd_out():
