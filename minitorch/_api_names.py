@@ -3,7 +3,7 @@ hash_tensor (function and method), from_file, segment_reduce, the *_copy forms o
 accessors, the quantizer's accessors and as_strided_ as functions, Tensor.map2_, the sparse and
 quantized accessors of a strided tensor (sparse_dim, dense_dim, indices, values, coalesce,
 is_coalesced, int_repr, q_scale, ...: PyTorch's results and errors; a sparse tensor or a QTensor has
-its own), is_distributed, the moves to devices minitorch has no backend for (xpu, ipu, mtia:
+its own), slice_inverse, is_distributed, the moves to devices minitorch has no backend for (xpu, ipu, mtia:
 PyTorch's errors), reinforce (removed, raises), to_padded_tensor of a strided tensor (raises); and
 torch's module-level names Storage, Future, fork, wait, Tag, windows, DisableTorchFunction(Subclass),
 TYPE_CHECKING, USE_GLOBAL_DEPS and USE_RTLD_GLOBAL_WITH_LIBTORCH.
@@ -17,6 +17,7 @@ import os
 
 from . import _C
 from ._tensor_methods import _no_grad, _wrap_dim
+from .autograd import Function
 
 # torch's module-level constants (torch/__init__.py): import-time switches, read by some programs
 TYPE_CHECKING = False
@@ -364,6 +365,32 @@ class TensorNames:
 
     hash_tensor = hash_tensor
 
+    def slice_inverse(self, src, dim: int = 0, start=None, end=None, step: int = 1):
+        """The tensor whose slice self is, laid out as src: a view of self's storage with src's
+        sizes, strides and offset (PyTorch's forward reads only src's geometry). Its gradient is
+        PyTorch's formula: self's is the slice of grad, src's grad with that slice zeroed."""
+        geometry = (tuple(src.shape), tuple(src.stride()), src.storage_offset())
+        if not _C.is_grad_enabled() or not (self.requires_grad or src.requires_grad):
+            return self.as_strided(*geometry)
+        return _SliceInverse.apply(self, src, geometry, dim, start, end, step)
+
+
+class _SliceInverse(Function):
+    """slice_inverse's node (SliceInverseBackward0): PyTorch's formula from derivatives.yaml."""
+
+    @staticmethod
+    def forward(ctx, self, src, geometry, dim, start, end, step):
+        ctx.slice = (dim, start, end, step)
+        ctx.self_shape = tuple(self.shape)
+        return self.detach().as_strided(*geometry)
+
+    @staticmethod
+    def backward(ctx, grad):
+        dim, start, end, step = ctx.slice
+        index = (slice(None),) * _wrap_dim(dim, grad.dim()) + (slice(start, end, step),)
+        zeros = _C.zeros(ctx.self_shape, dtype=grad.dtype, device=grad.device)
+        return grad[index], grad.slice_scatter(zeros, dim, start, end, step), None, None, None, None, None
+
 
 def install(namespace: dict, tensor_cls: type) -> None:
     for name, member in vars(TensorNames).items():
@@ -374,7 +401,7 @@ def install(namespace: dict, tensor_cls: type) -> None:
     from .signal import windows
 
     namespace.update({f"{name}_copy": _accessor_copy(name) for name in _COPIES})
-    namespace.update({name: _function(name) for name in _METHOD_FUNCTIONS})
+    namespace.update({name: _function(name) for name in _METHOD_FUNCTIONS + ("slice_inverse",)})
 
     namespace.update(hash_tensor=hash_tensor, from_file=from_file, segment_reduce=segment_reduce, Tag=Tag, TYPE_CHECKING=TYPE_CHECKING,
                      USE_GLOBAL_DEPS=USE_GLOBAL_DEPS, USE_RTLD_GLOBAL_WITH_LIBTORCH=USE_RTLD_GLOBAL_WITH_LIBTORCH,

@@ -173,6 +173,16 @@ add("compressed_tensor_coo_layout", lambda lib: lib.sparse_compressed_tensor(lib
                                                                              lib.ones(1), layout=lib.sparse_coo))
 add("layout_names", lambda lib: [repr(lib.sparse_bsr).split(".")[-1], repr(lib.sparse_bsc).split(".")[-1]])
 
+# ---- slice_inverse: the base a slice came from, over the slice's storage ----
+add("slice_inverse", lambda lib: (lambda base: (lambda r: [r, tuple(r.stride()), r.storage_offset(),
+                                                           r.data_ptr() == base.data_ptr()])(
+    base[:, 1:4:2].slice_inverse(base, 1, 1, 4, 2)))(lib.arange(12.0).reshape(3, 4)))
+add("slice_inverse_function", lambda lib: (lambda base: lib.slice_inverse(base[1:], base, 0, 1, None))(
+    lib.arange(12.0).reshape(3, 4)))
+add("slice_inverse_of_a_copy", lambda lib: lib.arange(12.0).reshape(3, 4).clone()[1:].slice_inverse(
+    lib.zeros(3, 4), 0, 1))
+add("slice_inverse_too_small", lambda lib: lib.slice_inverse(lib.ones(2), lib.zeros(6), 0, 1, 3))
+
 # ---- map2_ ----
 add("map2_", lambda lib: a(lib).map2_(a(lib) * 2, lib.tensor([1.0, 2.0, 3.0, 4.0]), lambda x, y, z: x * y - z))
 add("map2_int", lambda lib: i(lib).map2_(i(lib), lib.tensor(3), lambda x, y, z: x * y + z))
@@ -363,6 +373,19 @@ def test_block_layouts_gradients():
         want = np.stack([grad_m[r:r + 2, c:c + 2] for r, c in corners])
         np.testing.assert_allclose(blocks.grad.numpy(), want, rtol=1e-12)
         np.testing.assert_allclose(dense.grad.numpy(), m.to_dense().detach().numpy().T @ w, rtol=1e-12)
+
+
+def test_slice_inverse_gradient():
+    grads = []
+    for lib in (minitorch,) + ((torch,) if torch is not None else ()):
+        leaf = lib.arange(6.0, requires_grad=True)
+        src = lib.zeros(6, requires_grad=True)
+        y = leaf * 1
+        r = lib.slice_inverse(y[2:4], src, 0, 2, 4)
+        (r * lib.arange(6.0)).sum().backward()
+        grads.append([leaf.grad.tolist(), src.grad.tolist()])
+    assert grads[0] == [[0.0, 0.0, 2.0, 3.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0, 4.0, 5.0]]
+    assert all(g == grads[0] for g in grads)
 
 
 def test_map2_broadcasts_and_keeps_autograd_out():
