@@ -28,7 +28,7 @@ ADDED = {
                "reinforce", "smm", "sspaddmm", "to_sparse_bsr", "to_sparse_bsc", "slice_inverse"],
     "nn": ["NLLLoss2d", "factory_kwargs", "common_types", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"],
     "nn.functional": ["grad", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
-                      "handle_torch_function", "linear_cross_entropy", "conv_tbc"],
+                      "handle_torch_function", "linear_cross_entropy", "conv_tbc", "grouped_mm"],
 }
 
 

@@ -183,6 +183,50 @@ add("slice_inverse_of_a_copy", lambda lib: lib.arange(12.0).reshape(3, 4).clone(
     lib.zeros(3, 4), 0, 1))
 add("slice_inverse_too_small", lambda lib: lib.slice_inverse(lib.ones(2), lib.zeros(6), 0, 1, 3))
 
+# ---- F.grouped_mm (nn/_grouped_mm.py) ----
+GR = np.random.default_rng(11)
+GA, GB = GR.standard_normal((8, 16)).astype(np.float32), GR.standard_normal((2, 16, 32)).astype(np.float32)
+G3, GK = GR.standard_normal((2, 8, 16)).astype(np.float32), GR.standard_normal((16, 32)).astype(np.float32)
+
+
+def _offs(lib, *v):
+    return lib.tensor(list(v), dtype=lib.int32)
+
+
+add("grouped_2d_3d", lambda lib: lib.nn.functional.grouped_mm(lib.tensor(GA), lib.tensor(GB), offs=_offs(lib, 3, 8)))
+add("grouped_2d_3d_empty_group", lambda lib: lib.nn.functional.grouped_mm(lib.tensor(GA), lib.tensor(GB),
+                                                                         offs=_offs(lib, 0, 8)))
+add("grouped_3d_2d", lambda lib: lib.nn.functional.grouped_mm(lib.tensor(G3), lib.tensor(GK), offs=_offs(lib, 12, 32)))
+add("grouped_2d_2d", lambda lib: lib.nn.functional.grouped_mm(lib.tensor(GA).t().contiguous(), lib.tensor(GK[:8]),
+                                                              offs=_offs(lib, 3, 8)))
+add("grouped_3d_3d", lambda lib: lib.nn.functional.grouped_mm(lib.tensor(G3), lib.tensor(GB)))
+add("grouped_column_major_b", lambda lib: lib.nn.functional.grouped_mm(
+    lib.tensor(GA), lib.tensor(GB).transpose(1, 2).contiguous().transpose(1, 2), offs=_offs(lib, 3, 8)))
+add("grouped_half", lambda lib: lib.nn.functional.grouped_mm(lib.tensor(GA).half(), lib.tensor(GB).half(),
+                                                             offs=_offs(lib, 3, 8)).dtype)
+add("grouped_out_dtype", lambda lib: lib.nn.functional.grouped_mm(lib.tensor(GA), lib.tensor(GB), offs=_offs(lib, 3, 8),
+                                                                  out_dtype=lib.float32).dtype)
+add("grouped_no_groups", lambda lib: lib.nn.functional.grouped_mm(lib.tensor(GA), lib.zeros(0, 16, 32),
+                                                                  offs=_offs(lib)).shape)
+for name, call in {
+    "grouped_double": "F.grouped_mm(lib.tensor(GA).double(), lib.tensor(GB).double(), offs=_offs(lib, 3, 8))",
+    "grouped_b_double": "F.grouped_mm(lib.tensor(GA), lib.tensor(GB).double(), offs=_offs(lib, 3, 8))",
+    "grouped_1d": "F.grouped_mm(lib.tensor(GA)[0], lib.tensor(GB), offs=_offs(lib, 3, 8))",
+    "grouped_misaligned": "F.grouped_mm(lib.tensor(GA), lib.zeros(2, 16, 30), offs=_offs(lib, 3, 8))",
+    "grouped_no_unit_stride": "F.grouped_mm(lib.tensor(GA)[:, ::2], lib.zeros(2, 8, 32), offs=_offs(lib, 3, 8))",
+    "grouped_offs_missing": "F.grouped_mm(lib.tensor(GA), lib.tensor(GB))",
+    "grouped_offs_extra": "F.grouped_mm(lib.tensor(G3), lib.tensor(GB), offs=_offs(lib, 3, 8))",
+    "grouped_offs_int64": "F.grouped_mm(lib.tensor(GA), lib.tensor(GB), offs=lib.tensor([3, 8]))",
+    "grouped_offs_2d": "F.grouped_mm(lib.tensor(GA), lib.tensor(GB), offs=lib.tensor([[3, 8]], dtype=lib.int32))",
+    "grouped_bias": "F.grouped_mm(lib.tensor(GA), lib.tensor(GB), offs=_offs(lib, 3, 8), bias=lib.ones(32))",
+    "grouped_out_dtype_bad": "F.grouped_mm(lib.tensor(GA), lib.tensor(GB), offs=_offs(lib, 3, 8), out_dtype=lib.float16)",
+    "grouped_contraction": "F.grouped_mm(lib.tensor(GA), lib.zeros(2, 12, 32), offs=_offs(lib, 3, 8))",
+    "grouped_batch": "F.grouped_mm(lib.tensor(GA), lib.zeros(3, 16, 32), offs=_offs(lib, 3, 8))",
+    "grouped_batched_dim": "F.grouped_mm(lib.zeros(3, 8, 16), lib.tensor(GB))",
+}.items():
+    add(name, lambda lib, call=call: eval(call, {"F": lib.nn.functional, "lib": lib, "GA": GA, "GB": GB, "G3": G3,
+                                                 "_offs": _offs}))
+
 # ---- map2_ ----
 add("map2_", lambda lib: a(lib).map2_(a(lib) * 2, lib.tensor([1.0, 2.0, 3.0, 4.0]), lambda x, y, z: x * y - z))
 add("map2_int", lambda lib: i(lib).map2_(i(lib), lib.tensor(3), lambda x, y, z: x * y + z))
@@ -386,6 +430,23 @@ def test_slice_inverse_gradient():
         grads.append([leaf.grad.tolist(), src.grad.tolist()])
     assert grads[0] == [[0.0, 0.0, 2.0, 3.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0, 4.0, 5.0]]
     assert all(g == grads[0] for g in grads)
+
+
+def test_grouped_mm_gradients():
+    """Each group's gradients are its matmul's (PyTorch 2.13's CPU backward of grouped_mm fails on
+    its own strides, so NumPy is the reference); rows past offs[-1] are zeros and get none."""
+    F = minitorch.nn.functional
+    a = minitorch.tensor(GA.astype(np.float64)).float().requires_grad_(True)
+    b = minitorch.tensor(GB).requires_grad_(True)
+    out = F.grouped_mm(a, b, offs=minitorch.tensor([3, 6], dtype=minitorch.int32))
+    assert out[6:].abs().sum().item() == 0
+    w = np.random.default_rng(2).standard_normal((8, 32)).astype(np.float32)
+    (out * minitorch.tensor(w)).sum().backward()
+    want_a = np.zeros_like(GA)
+    want_a[:3], want_a[3:6] = w[:3] @ GB[0].T, w[3:6] @ GB[1].T
+    want_b = np.stack([GA[:3].T @ w[:3], GA[3:6].T @ w[3:6]])
+    np.testing.assert_allclose(a.grad.numpy(), want_a, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(b.grad.numpy(), want_b, rtol=1e-5, atol=1e-5)
 
 
 def test_map2_broadcasts_and_keeps_autograd_out():
