@@ -314,4 +314,7 @@ _return_types.histogramdd = _stats._histogramdd_result
 from . import _api_names  # noqa: E402
 
 _api_names.install(globals(), Tensor)  # hash_tensor, from_file, Tensor.map2_/values/q_scale/xpu/..., Tag, Storage
+from .sparse import _resize as _sparse_resize  # noqa: E402
+
+_sparse_resize.install(globals(), Tensor)  # sparse_resize_, sparse_resize_and_clear_, resize_as_sparse_
 from . import mps  # noqa: E402  (torch.mps on a machine without Metal)

@@ -270,7 +270,7 @@ def _backend(t) -> str:
 
 
 def _not_for_strided(op: str):
-    """A quantized or nested tensor's accessor on a strided tensor: PyTorch's dispatcher error."""
+    """A quantized, nested or sparse tensor's method on a strided tensor: PyTorch's dispatcher error."""
 
     def method(self, *args, **kwargs):
         raise NotImplementedError(
@@ -280,7 +280,7 @@ def _not_for_strided(op: str):
             "visit https://fburl.com/ptmfixes for possible resolutions.")
 
     method.__name__ = method.__qualname__ = op
-    method.__doc__ = f"Tensor.{op}: only a quantized or nested tensor has it; a strided one raises, as PyTorch's."
+    method.__doc__ = f"Tensor.{op}: another layout's (quantized, nested, sparse); a strided tensor raises, as PyTorch's."
     return method
 
 

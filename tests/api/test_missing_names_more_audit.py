@@ -227,6 +227,35 @@ for name, call in {
     add(name, lambda lib, call=call: eval(call, {"F": lib.nn.functional, "lib": lib, "GA": GA, "GB": GB, "G3": G3,
                                                  "_offs": _offs}))
 
+# ---- a sparse tensor's in-place resizes (sparse/_resize.py) ----
+def _s(lib):
+    return lib.tensor([[0.0, 2.0, 0.0], [1.0, 0.0, 0.0]]).to_sparse()
+
+
+def _resized(lib, call):
+    s = _s(lib)
+    out = call(s)
+    return [out is s, out._indices(), out._values(), tuple(out.shape), out.sparse_dim(), out.dense_dim(),
+            out.is_coalesced()]
+
+
+add("sparse_resize_grow", lambda lib: _resized(lib, lambda s: s.sparse_resize_((3, 4), 2, 0)))
+add("sparse_resize_hybrid_same", lambda lib: (lambda h: [h._values(), tuple(h.shape)])(
+    lib.ones(2, 3, 4).to_sparse(1).sparse_resize_((3, 3, 4), 1, 2)))
+add("sparse_resize_empty_dims", lambda lib: (lambda e: [e._indices(), e._values(), tuple(e.shape)])(
+    lib.zeros(2, 3).to_sparse().sparse_resize_((1, 2, 5), 1, 2)))
+add("sparse_resize_and_clear", lambda lib: _resized(lib, lambda s: s.sparse_resize_and_clear_((3, 4, 5), 1, 2)))
+add("sparse_resize_and_clear_smaller", lambda lib: _resized(lib, lambda s: s.sparse_resize_and_clear_((1, 4), 2, 0)))
+add("resize_as_sparse", lambda lib: _resized(lib, lambda s: s.resize_as_sparse_(lib.zeros(4, 5).to_sparse())))
+add("resize_as_sparse_function", lambda lib: _resized(lib, lambda s: lib.resize_as_sparse_(s, lib.zeros(4, 5).to_sparse())))
+for name, call in {"shrink": "s.sparse_resize_((1, 4), 2, 0)", "fewer_sparse": "s.sparse_resize_((3, 4), 1, 1)",
+                   "more_dense": "s.sparse_resize_((3, 4, 2), 2, 1)", "length": "s.sparse_resize_((3, 4), 3, 0)",
+                   "negative": "s.sparse_resize_((3, 4), -1, 3)", "shrink_cols": "s.sparse_resize_((2, 2), 2, 0)",
+                   "as_strided_template": "s.resize_as_sparse_(lib.zeros(4, 5))",
+                   "as_smaller": "s.resize_as_sparse_(lib.zeros(1, 5).to_sparse())",
+                   "dense_shrink": "lib.ones(2, 3, 4).to_sparse(1).sparse_resize_((3, 2, 4), 1, 2)"}.items():
+    add(f"sparse_resize_{name}", lambda lib, call=call: eval(call, {"s": _s(lib), "lib": lib}))
+
 # ---- map2_ ----
 add("map2_", lambda lib: a(lib).map2_(a(lib) * 2, lib.tensor([1.0, 2.0, 3.0, 4.0]), lambda x, y, z: x * y - z))
 add("map2_int", lambda lib: i(lib).map2_(i(lib), lib.tensor(3), lambda x, y, z: x * y + z))
@@ -334,11 +363,13 @@ def test_from_file(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
-                                  "q_per_channel_zero_points", "q_per_channel_axis", "qscheme", "to_padded_tensor"])
-def test_quantized_and_nested_accessors_of_a_strided_tensor(name):
+                                  "q_per_channel_zero_points", "q_per_channel_axis", "qscheme", "to_padded_tensor",
+                                  "sparse_resize_", "sparse_resize_and_clear_"])
+def test_other_layouts_methods_of_a_strided_tensor(name):
     """PyTorch's dispatcher error, whose first line goes on to list the backends that have the op:
     minitorch's is that line up to the list."""
-    args = (0.0,) if name == "to_padded_tensor" else ()
+    args = {"to_padded_tensor": (0.0,), "sparse_resize_": ((3,), 1, 0), "sparse_resize_and_clear_": ((3,), 1, 0)}.get(
+        name, ())
     with pytest.raises(NotImplementedError) as got:
         getattr(minitorch.ones(2), name)(*args)
     assert str(got.value).startswith(f"Could not run 'aten::{name}' with arguments from the 'CPU' backend.")
@@ -447,6 +478,15 @@ def test_grouped_mm_gradients():
     want_b = np.stack([GA[:3].T @ w[:3], GA[3:6].T @ w[3:6]])
     np.testing.assert_allclose(a.grad.numpy(), want_a, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(b.grad.numpy(), want_b, rtol=1e-5, atol=1e-5)
+
+
+def test_dense_dims_of_a_sparse_tensor_grow_with_zeros():
+    h = minitorch.ones(2, 3, 4).to_sparse(1).sparse_resize_((3, 3, 5), 1, 2)
+    want = np.zeros((3, 3, 5))
+    want[:2, :, :4] = 1
+    np.testing.assert_array_equal(h.to_dense().numpy(), want)
+    with pytest.raises(RuntimeError, match="self must be a sparse COO tensor"):
+        minitorch.ones(2).resize_as_sparse_(_s(minitorch))
 
 
 def test_map2_broadcasts_and_keeps_autograd_out():
