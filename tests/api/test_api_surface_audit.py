@@ -29,7 +29,9 @@ ADDED = {
                "sparse_resize_", "sparse_resize_and_clear_", "resize_as_sparse_"],
     "nn": ["NLLLoss2d", "factory_kwargs", "common_types", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"],
     "nn.functional": ["grad", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
-                      "handle_torch_function", "linear_cross_entropy", "conv_tbc", "grouped_mm"],
+                      "handle_torch_function", "linear_cross_entropy", "conv_tbc", "grouped_mm",
+                      "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "DType", "BroadcastingList1",
+                      "BroadcastingList2", "BroadcastingList3", "assert_int_or_pair", "boolean_dispatch"],
 }
 
 

@@ -256,6 +256,32 @@ for name, call in {"shrink": "s.sparse_resize_((1, 4), 2, 0)", "fewer_sparse": "
                    "dense_shrink": "lib.ones(2, 3, 4).to_sparse(1).sparse_resize_((3, 2, 4), 1, 2)"}.items():
     add(f"sparse_resize_{name}", lambda lib, call=call: eval(call, {"s": _s(lib), "lib": lib}))
 
+# ---- torch.nn.functional's module-level names (nn/_functional_names.py) ----
+add("functional_tables", lambda lib: [lib.nn.functional.GRID_SAMPLE_INTERPOLATION_MODES,
+                                      lib.nn.functional.GRID_SAMPLE_PADDING_MODES, lib.nn.functional.DType is int,
+                                      [getattr(lib.nn.functional, f"BroadcastingList{k}")[int] for k in (1, 2, 3)]])
+add("assert_int_or_pair", lambda lib: [lib.nn.functional.assert_int_or_pair(3, "k", "{} bad"),
+                                       lib.nn.functional.assert_int_or_pair((1, 2), "k", "{} bad")])
+add("assert_int_or_pair_bad", lambda lib: lib.nn.functional.assert_int_or_pair((1, 2, 3), "kernel_size",
+                                                                               "{} must be an int or a pair"))
+
+
+def _dispatcher(lib):
+    def yes(x, flag=False):
+        """picks"""
+        return ("yes", x)
+
+    def no(x, flag=False):
+        return ("no", x)
+
+    fn = lib.nn.functional.boolean_dispatch("flag", 1, False, yes, no, "mod", "picker")
+    return [fn(1), fn(2, True), fn(3, flag=True), fn.__name__, fn.__module__, fn.__doc__, no.__doc__]
+
+
+add("boolean_dispatch", _dispatcher)
+add("boolean_dispatch_two_docs", lambda lib: lib.nn.functional.boolean_dispatch(
+    "f", 0, False, lib.nn.functional.relu, lib.nn.functional.gelu, None, None))
+
 # ---- map2_ ----
 add("map2_", lambda lib: a(lib).map2_(a(lib) * 2, lib.tensor([1.0, 2.0, 3.0, 4.0]), lambda x, y, z: x * y - z))
 add("map2_int", lambda lib: i(lib).map2_(i(lib), lib.tensor(3), lambda x, y, z: x * y + z))
