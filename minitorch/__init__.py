@@ -317,4 +317,7 @@ _api_names.install(globals(), Tensor)  # hash_tensor, from_file, Tensor.map2_/va
 from .sparse import _resize as _sparse_resize  # noqa: E402
 
 _sparse_resize.install(globals(), Tensor)  # sparse_resize_, sparse_resize_and_clear_, resize_as_sparse_
+from . import _quantized_names  # noqa: E402
+
+_quantized_names.install(globals())  # quantized_max_pool1d/2d/3d, empty_quantized, quantized_batch_norm
 from . import mps  # noqa: E402  (torch.mps on a machine without Metal)

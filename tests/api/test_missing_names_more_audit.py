@@ -282,6 +282,34 @@ add("boolean_dispatch", _dispatcher)
 add("boolean_dispatch_two_docs", lambda lib: lib.nn.functional.boolean_dispatch(
     "f", 0, False, lib.nn.functional.relu, lib.nn.functional.gelu, None, None))
 
+# ---- functions over quantized tensors (_quantized_names.py) ----
+QX = np.random.default_rng(13).standard_normal((1, 2, 4, 6)).astype(np.float32)
+
+
+def _q(lib, x=QX):
+    return lib.quantize_per_tensor(lib.tensor(x), 0.1, 3, lib.quint8)
+
+
+def _qparts(q):
+    return [q.int_repr(), str(q.dtype).split(".")[-1], q.q_scale(), q.q_zero_point()]
+
+
+add("quantized_max_pool2d", lambda lib: _qparts(lib.quantized_max_pool2d(_q(lib), [2, 2])))
+add("quantized_max_pool2d_full", lambda lib: _qparts(lib.quantized_max_pool2d(_q(lib), [2, 3], [1, 2], [1, 1], [1, 1],
+                                                                             True)))
+add("quantized_max_pool1d", lambda lib: _qparts(lib.quantized_max_pool1d(_q(lib, QX[0, 0]), [2])))
+add("quantized_max_pool3d", lambda lib: _qparts(lib.quantized_max_pool3d(_q(lib, QX[:, :, None].repeat(2, 2)), [2, 2, 2])))
+add("empty_quantized", lambda lib: (lambda e: [tuple(e.shape), str(e.dtype).split(".")[-1], e.q_scale(),
+                                               e.q_zero_point()])(lib.empty_quantized([2, 3], _q(lib))))
+add("empty_quantized_per_channel", lambda lib: (lambda e: [tuple(e.shape), e.q_per_channel_scales(),
+                                                           e.q_per_channel_zero_points(), e.q_per_channel_axis()])(
+    lib.empty_quantized([3, 2], lib.quantize_per_channel(lib.tensor(QX[0, 0, :3, :2]),
+                                                         lib.tensor([0.1, 0.2, 0.3], dtype=lib.float64),
+                                                         lib.tensor([0, 1, 2]), 0, lib.quint8))))
+add("quantized_batch_norm", lambda lib: _qparts(lib.quantized_batch_norm(
+    _q(lib), lib.tensor([1.5, 0.5]), lib.tensor([0.1, -0.2]), lib.tensor([0.05, 0.1]), lib.tensor([1.2, 0.8]), 1e-5,
+    0.2, 4)))
+
 # ---- map2_ ----
 add("map2_", lambda lib: a(lib).map2_(a(lib) * 2, lib.tensor([1.0, 2.0, 3.0, 4.0]), lambda x, y, z: x * y - z))
 add("map2_int", lambda lib: i(lib).map2_(i(lib), lib.tensor(3), lambda x, y, z: x * y + z))
@@ -390,18 +418,29 @@ def test_from_file(tmp_path):
 
 @pytest.mark.parametrize("name", ["int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
                                   "q_per_channel_zero_points", "q_per_channel_axis", "qscheme", "to_padded_tensor",
-                                  "sparse_resize_", "sparse_resize_and_clear_"])
+                                  "sparse_resize_", "sparse_resize_and_clear_", "quantized_max_pool2d",
+                                  "empty_quantized", "quantized_batch_norm"])
 def test_other_layouts_methods_of_a_strided_tensor(name):
     """PyTorch's dispatcher error, whose first line goes on to list the backends that have the op:
     minitorch's is that line up to the list."""
-    args = {"to_padded_tensor": (0.0,), "sparse_resize_": ((3,), 1, 0), "sparse_resize_and_clear_": ((3,), 1, 0)}.get(
-        name, ())
+    args = {"to_padded_tensor": (0.0,), "sparse_resize_": ((3,), 1, 0), "sparse_resize_and_clear_": ((3,), 1, 0),
+            "quantized_max_pool2d": ([2, 2],), "empty_quantized": None,
+            "quantized_batch_norm": (None, None, minitorch.zeros(2), minitorch.ones(2), 1e-5, 0.1, 0)}.get(name, ())
+
+    def call(lib):
+        if name == "empty_quantized":
+            return lib.empty_quantized([2], lib.ones(2))
+        if name.startswith("quantized"):
+            rest = tuple(lib.tensor(a.numpy()) if isinstance(a, minitorch.Tensor) else a for a in args)
+            return getattr(lib, name)(lib.ones(1, 2, 2, 2), *rest)
+        return getattr(lib.ones(2), name)(*args)
+
     with pytest.raises(NotImplementedError) as got:
-        getattr(minitorch.ones(2), name)(*args)
+        call(minitorch)
     assert str(got.value).startswith(f"Could not run 'aten::{name}' with arguments from the 'CPU' backend.")
     if torch is not None:
         with pytest.raises(NotImplementedError) as want:
-            getattr(torch.ones(2), name)(*args)
+            call(torch)
         assert str(want.value).startswith(str(got.value))
 
 
