@@ -1,12 +1,13 @@
 """Public names of torch and torch.Tensor that the API audit (tests/api/api_audit.py) found missing:
-hash_tensor (function and method), from_file, segment_reduce, the *_copy forms of the sparse
-accessors, the quantizer's accessors and as_strided_ as functions, Tensor.map2_, the sparse and
-quantized accessors of a strided tensor (sparse_dim, dense_dim, indices, values, coalesce,
-is_coalesced, int_repr, q_scale, ...: PyTorch's results and errors; a sparse tensor or a QTensor has
-its own), slice_inverse, is_distributed, the moves to devices minitorch has no backend for (xpu, ipu, mtia:
-PyTorch's errors), reinforce (removed, raises), to_padded_tensor of a strided tensor (raises); and
-torch's module-level names Storage, Future, fork, wait, Tag, windows, DisableTorchFunction(Subclass),
-TYPE_CHECKING, USE_GLOBAL_DEPS and USE_RTLD_GLOBAL_WITH_LIBTORCH.
+hash_tensor (function and method), from_file, segment_reduce, batch_norm_update_stats, the *_copy
+forms of the sparse accessors, the quantizer's accessors and as_strided_ as functions,
+slice_inverse, Tensor.map2_; a strided tensor's sparse and quantized accessors (sparse_dim,
+dense_dim, indices, values, coalesce, is_coalesced, int_repr, q_scale, ...: PyTorch's results and
+errors; a sparse tensor or a QTensor has its own), is_distributed, the moves to devices minitorch
+has no backend for (xpu, ipu, mtia: PyTorch's errors), reinforce (removed, raises) and
+to_padded_tensor (raises); and torch's module-level names Storage, Future, fork, wait, Tag, windows,
+DisableTorchFunction(Subclass), TYPE_CHECKING, USE_GLOBAL_DEPS and USE_RTLD_GLOBAL_WITH_LIBTORCH.
+
 Each function is a few op calls on whole tensors; none computes on values in Python (map2_ calls the
 user's Python function per element, as PyTorch's does)."""
 from __future__ import annotations
@@ -192,6 +193,42 @@ def segment_reduce(data, reduce: str, *, lengths=None, indices=None, offsets=Non
         counts = counts.reshape(tuple(counts.shape) + (1,) * trailing)
         out = out / (counts.clamp(min=1) if initial is not None else counts).to(data.dtype)
     return out
+
+
+# ---- batch_norm_update_stats ----
+
+def batch_norm_update_stats(input, running_mean, running_var, momentum: float):
+    """The per-channel (dim 1) mean and biased variance of input, and the running statistics moved
+    towards them in place (running_var towards the unbiased variance), as a training batch_norm
+    updates them. A float16 or bfloat16 input with float32 statistics gives float32 results."""
+    name = str(input.dtype).split(".")[-1]
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"batch_norm_update_stats_{input.device.type}" not implemented for '
+                                  f"'{_dtype_word(input)}'")
+    channel = _wrap_dim(1, input.dim())
+    if input.numel() == 0:
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes = {list(input.shape)}")
+    out_dtype = input.dtype
+    stats = [t for t in (running_mean, running_var) if t is not None]
+    if stats and stats[0].dtype != input.dtype:
+        if name in ("float16", "bfloat16") and stats[0].dtype == _C.float32:
+            out_dtype = _C.float32
+        elif name == "float32":
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        else:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    with _no_grad():
+        x = input.detach().to(_C.float64 if name == "float64" else _C.float32)
+        dims = [d for d in range(x.dim()) if d != channel]
+        mean = x.mean(dims)
+        var = x.var(dims, unbiased=False)
+        count = input.numel() // input.shape[channel]
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_((mean * momentum).to(running_mean.dtype))
+        if running_var is not None:
+            unbiased = var * count / (count - 1)  # 0 / 0 = nan for a single value, as PyTorch's
+            running_var.mul_(1 - momentum).add_((unbiased * momentum).to(running_var.dtype))
+    return mean.to(out_dtype), var.to(out_dtype)
 
 
 # ---- from_file ----
@@ -403,7 +440,8 @@ def install(namespace: dict, tensor_cls: type) -> None:
     namespace.update({f"{name}_copy": _accessor_copy(name) for name in _COPIES})
     namespace.update({name: _function(name) for name in _METHOD_FUNCTIONS + ("slice_inverse",)})
 
-    namespace.update(hash_tensor=hash_tensor, from_file=from_file, segment_reduce=segment_reduce, Tag=Tag, TYPE_CHECKING=TYPE_CHECKING,
+    namespace.update(hash_tensor=hash_tensor, from_file=from_file, segment_reduce=segment_reduce,
+                     batch_norm_update_stats=batch_norm_update_stats, Tag=Tag, TYPE_CHECKING=TYPE_CHECKING,
                      USE_GLOBAL_DEPS=USE_GLOBAL_DEPS, USE_RTLD_GLOBAL_WITH_LIBTORCH=USE_RTLD_GLOBAL_WITH_LIBTORCH,
                      Future=futures.Future, fork=jit.fork, wait=jit.wait, windows=windows,
                      Storage=storage.LEGACY_CLASSES["FloatStorage"], DisableTorchFunction=_C.DisableTorchFunction,

@@ -310,6 +310,30 @@ add("quantized_batch_norm", lambda lib: _qparts(lib.quantized_batch_norm(
     _q(lib), lib.tensor([1.5, 0.5]), lib.tensor([0.1, -0.2]), lib.tensor([0.05, 0.1]), lib.tensor([1.2, 0.8]), 1e-5,
     0.2, 4)))
 
+# ---- batch_norm_update_stats ----
+BN = np.random.default_rng(17).standard_normal((4, 3, 5)).astype(np.float32)
+
+
+def _bn(lib, x, mean=True, var=True, dtype=None, momentum=0.1):
+    rm = lib.zeros(3, dtype=dtype) if mean else None
+    rv = lib.ones(3, dtype=dtype) if var else None
+    return [*lib.batch_norm_update_stats(x, rm, rv, momentum), rm, rv]
+
+
+add("bn_update_stats", lambda lib: _bn(lib, lib.tensor(BN)))
+add("bn_update_stats_4d_strided", lambda lib: _bn(lib, lib.tensor(BN).reshape(2, 3, 2, 5)[:, :, :, ::2], momentum=0.3))
+add("bn_update_stats_none", lambda lib: _bn(lib, lib.tensor(BN), False, False))
+add("bn_update_stats_mean_only", lambda lib: _bn(lib, lib.tensor(BN), True, False))
+add("bn_update_stats_one_value", lambda lib: _bn(lib, lib.tensor(BN[:1, :, :1])))
+add("bn_update_stats_float64", lambda lib: _bn(lib, lib.tensor(BN).double(), dtype=lib.float64))
+add("bn_update_stats_half", lambda lib: _bn(lib, lib.tensor(BN).half()))
+add("bn_update_stats_half_none", lambda lib: _bn(lib, lib.tensor(BN).half(), False, False))
+add("bn_update_stats_mixed_float", lambda lib: _bn(lib, lib.tensor(BN), dtype=lib.float64))
+add("bn_update_stats_mixed_double", lambda lib: _bn(lib, lib.tensor(BN).double()))
+add("bn_update_stats_int", lambda lib: _bn(lib, lib.tensor(BN).long()))
+add("bn_update_stats_1d", lambda lib: _bn(lib, lib.tensor(BN[0, 0])))
+add("bn_update_stats_empty", lambda lib: _bn(lib, lib.zeros(0, 3)))
+
 # ---- map2_ ----
 add("map2_", lambda lib: a(lib).map2_(a(lib) * 2, lib.tensor([1.0, 2.0, 3.0, 4.0]), lambda x, y, z: x * y - z))
 add("map2_int", lambda lib: i(lib).map2_(i(lib), lib.tensor(3), lambda x, y, z: x * y + z))
