@@ -76,7 +76,8 @@ def _hash_dims(input, dim) -> list:
 def hash_tensor(input, dim=None, *, keepdim: bool = False, mode: int = 0):
     """The xor of the elements' 64-bit patterns (mode 0, PyTorch's only one): each element widened
     to float64 (floating dtypes) or int64 (integers and bool) and read as uint64, reduced over `dim`
-    (all dims when None) by a log2(n) fold of bitwise_xor over halves. Returns uint64."""
+    (all dims when None) by a log2(n) fold of bitwise_xor over halves. Returns uint64 (so CPU only:
+    minitorch has no uint64 CUDA tensors)."""
     if not isinstance(input, _C.TensorBase):
         raise TypeError(f"hash_tensor(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     if mode != 0:
