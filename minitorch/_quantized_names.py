@@ -1,12 +1,14 @@
 """torch's functions over quantized tensors that the API audit found missing: quantized_max_pool1d,
 2d and 3d (F's max pooling of a QTensor, the quantizer kept), empty_quantized (a quantized tensor
 of a size with another's quantizer) and quantized_batch_norm (batch norm of the dequantized values,
-quantized with the output scale and zero point given). A strided input raises PyTorch's dispatcher
-error, as PyTorch's kernels exist for QuantizedCPU only."""
+quantized with the output scale and zero point given), and fused_moving_avg_obs_fake_quant (the
+fused observer and fake quantization step of quantization-aware training). A strided input to the
+first ones raises PyTorch's dispatcher error, as PyTorch's kernels exist for QuantizedCPU only."""
 from __future__ import annotations
 
 from . import _C
 from ._api_names import _not_for_strided
+from ._tensor_methods import _no_grad
 from ._qtensor import QTensor, _empty_affine_quantized, per_tensor_affine, per_tensor_symmetric, quantize_per_tensor
 
 
@@ -54,7 +56,43 @@ def quantized_batch_norm(input, weight, bias, mean, var, eps: float, output_scal
     return quantize_per_tensor(out, output_scale, output_zero_point, input.dtype)
 
 
+def fused_moving_avg_obs_fake_quant(self, observer_on, fake_quant_on, running_min, running_max, scale, zero_point,
+                                    averaging_const: float, quant_min: int, quant_max: int, ch_axis: int,
+                                    per_row_fake_quant: bool = False, symmetric_quant: bool = False):
+    """FusedMovingAvgObsFakeQuantize's step as one function: with observer_on, the running min and
+    max (per channel along ch_axis with per_row_fake_quant) move towards self's by averaging_const
+    (take them where they are still infinite), in place; then, with fake_quant_on, scale and
+    zero_point recomputed from them in place and self fake-quantized with them; else a copy of self."""
+    from ._qtensor import _choose_qparams
+
+    if int(observer_on.reshape(-1)[0]) == 1:
+        x = self.detach()
+        if per_row_fake_quant:
+            rows = x.movedim(ch_axis, 0).reshape(x.shape[ch_axis], -1)
+            low, high = rows.amin(1), rows.amax(1)
+        else:
+            low, high = x.amin().reshape(1), x.amax().reshape(1)
+        with _no_grad():
+            fresh_min, fresh_max = running_min.isinf(), running_max.isinf()
+            running_min.copy_(_C.where(fresh_min, low, running_min + averaging_const * (low - running_min)))
+            running_max.copy_(_C.where(fresh_max, high, running_max + averaging_const * (high - running_max)))
+    if int(fake_quant_on.reshape(-1)[0]) != 1:
+        return self.clone()
+    # one (scale, zero point) per channel (or one): PyTorch's ChooseQuantizationParams, a scalar formula
+    params = [_choose_qparams(lo, hi, quant_min, quant_max, False, symmetric_quant)
+              for lo, hi in zip(running_min.reshape(-1).tolist(), running_max.reshape(-1).tolist())]
+    with _no_grad():
+        scale.copy_(_C.tensor([p[0] for p in params], dtype=scale.dtype).reshape(scale.shape))
+        zero_point.copy_(_C.tensor([p[1] for p in params], dtype=zero_point.dtype).reshape(zero_point.shape))
+    from . import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine
+
+    if per_row_fake_quant:
+        return fake_quantize_per_channel_affine(self, scale, zero_point, ch_axis, quant_min, quant_max)
+    return fake_quantize_per_tensor_affine(self, scale, zero_point, quant_min, quant_max)
+
+
 def install(namespace: dict) -> None:
     namespace.update(quantized_max_pool1d=quantized_max_pool1d, quantized_max_pool2d=quantized_max_pool2d,
                      quantized_max_pool3d=quantized_max_pool3d, empty_quantized=empty_quantized,
-                     quantized_batch_norm=quantized_batch_norm)
+                     quantized_batch_norm=quantized_batch_norm,
+                     fused_moving_avg_obs_fake_quant=fused_moving_avg_obs_fake_quant)

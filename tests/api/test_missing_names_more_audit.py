@@ -310,6 +310,26 @@ add("quantized_batch_norm", lambda lib: _qparts(lib.quantized_batch_norm(
     _q(lib), lib.tensor([1.5, 0.5]), lib.tensor([0.1, -0.2]), lib.tensor([0.05, 0.1]), lib.tensor([1.2, 0.8]), 1e-5,
     0.2, 4)))
 
+# ---- fused_moving_avg_obs_fake_quant: two steps from fresh running statistics ----
+FQ = np.array([[-1.0, 2.0, 0.5], [3.0, -0.2, 1.0]], dtype=np.float32)
+
+
+def _fused(lib, per_row=False, symmetric=False, observe=1, fake=1, qmin=0, qmax=255):
+    n = 2 if per_row else 1
+    state = [lib.full((n,), float("inf")), lib.full((n,), -float("inf")), lib.ones(n), lib.zeros(n, dtype=lib.int32)]
+    on = [lib.tensor([observe]), lib.tensor([fake])]
+    outs = []
+    for x in (lib.tensor(FQ), lib.tensor(FQ) * 2):
+        outs.append(lib.fused_moving_avg_obs_fake_quant(x, *on, *state, 0.01, qmin, qmax, 0, per_row, symmetric))
+    return outs + state
+
+
+add("fused_obs_fq_per_tensor", lambda lib: _fused(lib))
+add("fused_obs_fq_per_row", lambda lib: _fused(lib, per_row=True))
+add("fused_obs_fq_symmetric", lambda lib: _fused(lib, symmetric=True, qmin=-128, qmax=127))
+add("fused_obs_fq_per_row_symmetric", lambda lib: _fused(lib, per_row=True, symmetric=True, qmin=-128, qmax=127))
+add("fused_obs_fq_no_fake", lambda lib: _fused(lib, fake=0))
+
 # ---- batch_norm_update_stats ----
 BN = np.random.default_rng(17).standard_normal((4, 3, 5)).astype(np.float32)
 
@@ -576,6 +596,16 @@ def test_dense_dims_of_a_sparse_tensor_grow_with_zeros():
     np.testing.assert_array_equal(h.to_dense().numpy(), want)
     with pytest.raises(RuntimeError, match="self must be a sparse COO tensor"):
         minitorch.ones(2).resize_as_sparse_(_s(minitorch))
+
+
+def test_fused_moving_avg_obs_fake_quant_gradient():
+    """Fake quantization's straight-through gradient: 1 inside the quantized range, 0 outside."""
+    x = minitorch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    state = [minitorch.tensor([-0.5]), minitorch.tensor([1.0]), minitorch.tensor([1.0 / 255 * 1.5]),
+             minitorch.tensor([85], dtype=minitorch.int32)]
+    on, off = minitorch.tensor([1]), minitorch.tensor([0])
+    minitorch.fused_moving_avg_obs_fake_quant(x, off, on, *state, 0.01, 0, 255, 0).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 0.0]
 
 
 def test_map2_broadcasts_and_keeps_autograd_out():
