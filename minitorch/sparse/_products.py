@@ -1,5 +1,6 @@
 """The sparse-result products of a sparse COO matrix and a dense one, as PyTorch has them:
-sspaddmm (and its older name saddmm), smm, hspmm (and hsmm), and dsmm (the dense result).
+sspaddmm (and its older name saddmm), smm, hspmm (and hsmm), and dsmm (the dense result); and
+native_norm, the norm of a sparse tensor's entries.
 
 A product's entries are the rows where mat1 has an entry, times every column of mat2: their values
 are those rows of the dense product mat1 @ mat2 (whose gradient reaches mat1's values and mat2), so
@@ -79,6 +80,28 @@ def dsmm(input, mat2) -> Tensor:
     return _dense_mm(input, mat2)
 
 
+def native_norm(input, p=2, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """The p-norm of a sparse COO tensor's entries (its coalesced values), over all its dims: the
+    only reduction PyTorch's sparse kernel has."""
+    if not isinstance(input, SparseTensor):
+        from .._api_names import _not_for_strided
+
+        _not_for_strided("native_norm")(input)
+    if dim is not None:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        wrapped = {d % max(input.dim(), 1) for d in dims}
+        if dims and wrapped != set(range(input.dim())):
+            raise RuntimeError("norm_sparse currently only supports full reductions, so 'dim' must either be empty or "
+                               "contain all dimensions of the input")
+        if keepdim:
+            raise RuntimeError("norm_sparse currently does not support keepdim=True")
+        if dtype is not None:
+            raise RuntimeError("norm_sparse currently does not support 'dtype' argument")
+    from .. import linalg
+
+    return linalg.vector_norm(input.coalesce().values(), 2 if p is None else p)
+
+
 def _dense_self(name: str):
     def method(self, *args, **kwargs):
         raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
@@ -89,7 +112,8 @@ def _dense_self(name: str):
 
 
 def install(namespace: dict, tensor_cls) -> None:
-    namespace.update(sspaddmm=sspaddmm, saddmm=sspaddmm, smm=smm, hspmm=hspmm, hsmm=hspmm, dsmm=dsmm)
+    namespace.update(sspaddmm=sspaddmm, saddmm=sspaddmm, smm=smm, hspmm=hspmm, hsmm=hspmm, dsmm=dsmm,
+                     native_norm=native_norm)
     SparseTensor.sspaddmm = lambda self, mat1, mat2, *, beta=1, alpha=1: sspaddmm(self, mat1, mat2, beta=beta,
                                                                                    alpha=alpha)
     SparseTensor.smm = smm

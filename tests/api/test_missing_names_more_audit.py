@@ -116,6 +116,17 @@ add("sspaddmm", lambda lib: _coo(lib.sspaddmm(lib.ones(3, 2).to_sparse(), _sp(li
 add("sspaddmm_method", lambda lib: _coo(lib.ones(3, 2).to_sparse().sspaddmm(_sp(lib), lib.tensor(DN))))
 add("saddmm", lambda lib: _coo(lib.saddmm(lib.ones(3, 2).to_sparse(), _sp(lib), lib.tensor(DN))))
 add("smm_empty_rows", lambda lib: _coo(lib.smm(lib.zeros(3, 3).to_sparse(), lib.tensor(DN))))
+for p in (2, 1, 3.0, float("inf"), -float("inf"), 0, -1):
+    add(f"native_norm_{p}", lambda lib, p=p: lib.native_norm(_sp(lib), p))
+add("native_norm_dims", lambda lib: [lib.native_norm(_sp(lib).double(), 2, d, False, None) for d in ([0, 1], [1, 0], [],
+                                                                                                     [-1, 0])])
+add("native_norm_p_none", lambda lib: lib.native_norm(_sp(lib), None, [0, 1], False, None))
+add("native_norm_uncoalesced", lambda lib: lib.native_norm(lib.sparse_coo_tensor(lib.tensor([[0, 0]]),
+                                                                                 lib.tensor([1.0, 2.0]), (2,))))
+add("native_norm_no_entries", lambda lib: lib.native_norm(lib.zeros(2, 2).to_sparse()))
+add("native_norm_partial_dims", lambda lib: lib.native_norm(_sp(lib), 2, [1], False, None))
+add("native_norm_keepdim", lambda lib: lib.native_norm(_sp(lib), 2, [0, 1], True, None))
+add("native_norm_dtype", lambda lib: lib.native_norm(_sp(lib), 2, [0, 1], False, lib.float64))
 add("smm_dense", lambda lib: lib.smm(lib.tensor(DN), lib.tensor(DN)))
 add("smm_dense_method", lambda lib: lib.tensor(DN).smm(lib.tensor(DN)))
 add("smm_shapes", lambda lib: lib.smm(_sp(lib), lib.tensor(DN).t()))
@@ -463,7 +474,7 @@ def test_from_file(tmp_path):
 @pytest.mark.parametrize("name", ["int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
                                   "q_per_channel_zero_points", "q_per_channel_axis", "qscheme", "to_padded_tensor",
                                   "sparse_resize_", "sparse_resize_and_clear_", "quantized_max_pool2d",
-                                  "empty_quantized", "quantized_batch_norm"])
+                                  "empty_quantized", "quantized_batch_norm", "native_norm"])
 def test_other_layouts_methods_of_a_strided_tensor(name):
     """PyTorch's dispatcher error, whose first line goes on to list the backends that have the op:
     minitorch's is that line up to the list."""
@@ -474,6 +485,8 @@ def test_other_layouts_methods_of_a_strided_tensor(name):
     def call(lib):
         if name == "empty_quantized":
             return lib.empty_quantized([2], lib.ones(2))
+        if name == "native_norm":
+            return lib.native_norm(lib.ones(2, 2))
         if name.startswith("quantized"):
             rest = tuple(lib.tensor(a.numpy()) if isinstance(a, minitorch.Tensor) else a for a in args)
             return getattr(lib, name)(lib.ones(1, 2, 2, 2), *rest)
