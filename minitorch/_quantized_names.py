@@ -1,10 +1,13 @@
 """torch's functions over quantized tensors that the API audit found missing: quantized_max_pool1d,
 2d and 3d (F's max pooling of a QTensor, the quantizer kept), empty_quantized (a quantized tensor
 of a size with another's quantizer) and quantized_batch_norm (batch norm of the dequantized values,
-quantized with the output scale and zero point given), and fused_moving_avg_obs_fake_quant (the
-fused observer and fake quantization step of quantization-aware training). A strided input to the
+quantized with the output scale and zero point given), fused_moving_avg_obs_fake_quant (the
+fused observer and fake quantization step of quantization-aware training) and
+choose_qparams_optimized (the embedding packers' greedy range search). A strided input to the
 first ones raises PyTorch's dispatcher error, as PyTorch's kernels exist for QuantizedCPU only."""
 from __future__ import annotations
+
+import numpy as np
 
 from . import _C
 from ._api_names import _not_for_strided
@@ -91,8 +94,51 @@ def fused_moving_avg_obs_fake_quant(self, observer_on, fake_quant_on, running_mi
     return fake_quantize_per_tensor_affine(self, scale, zero_point, quant_min, quant_max)
 
 
+def _quant_loss(x, xmin, xmax, bit_width: int) -> "np.float32":
+    """The L2 error of x quantized to bit_width bits over [xmin, xmax] (xmin and the scale rounded
+    through float16, as the embedding packers store them), in float32 as PyTorch's."""
+    xmin = np.float32(np.float16(xmin))
+    qmax = np.float32((1 << bit_width) - 1)
+    span = np.float32(xmax - xmin)
+    scale = np.float32(1.0) if span == 0 else np.float32(np.float16(span / qmax))
+    inverse = np.float32(1.0) if scale == 0 else np.float32(1.0) / scale
+    q = ((x - float(xmin)) * float(inverse)).round().clamp(0, float(qmax)) * float(scale) + float(xmin)
+    return np.float32(((x - q) ** 2).sum().sqrt().item())
+
+
+def choose_qparams_optimized(input, numel: int, n_bins: int, ratio: float, bit_width: int):
+    """(xmax, xmin) for quantizing input's first numel values to bit_width bits: from the whole
+    range, one bin (of n_bins) at a time is taken off the end whose removal loses less, down to
+    (1 - ratio) of the range; the narrowest range where the L2 error was a local minimum, and the
+    lowest such, wins (PyTorch's greedy search for the embedding packers)."""
+    if numel < 0 or numel > input.numel():
+        raise RuntimeError("numel is out of the bound of input tensor")
+    if input.dtype != _C.float32:
+        from ._api_names import _dtype_word
+
+        raise RuntimeError(f"expected scalar type Float but found {_dtype_word(input)}")
+    x = input.detach().reshape(-1)[:numel]
+    xmin, xmax = np.float32(x.min().item()), np.float32(x.max().item())
+    step = np.float32((xmax - xmin) / np.float32(n_bins))
+    min_bins = int(n_bins * (1.0 - float(np.float32(ratio))))
+    best = cur = _quant_loss(x, xmin, xmax, bit_width)
+    low, high = xmin, xmax
+    threshold = np.float32(min_bins * step)
+    while low + threshold < high:
+        loss_left = _quant_loss(x, low + step, high, bit_width)
+        loss_right = _quant_loss(x, low, high - step, bit_width)
+        if cur < loss_left and cur < loss_right and cur < best:
+            best, xmin, xmax = cur, low, high
+        if loss_left < loss_right:
+            low, cur = np.float32(low + step), loss_left
+        else:
+            high, cur = np.float32(high - step), loss_right
+    return _C.tensor([float(xmax)]), _C.tensor([float(xmin)])
+
+
 def install(namespace: dict) -> None:
     namespace.update(quantized_max_pool1d=quantized_max_pool1d, quantized_max_pool2d=quantized_max_pool2d,
                      quantized_max_pool3d=quantized_max_pool3d, empty_quantized=empty_quantized,
                      quantized_batch_norm=quantized_batch_norm,
-                     fused_moving_avg_obs_fake_quant=fused_moving_avg_obs_fake_quant)
+                     fused_moving_avg_obs_fake_quant=fused_moving_avg_obs_fake_quant,
+                     choose_qparams_optimized=choose_qparams_optimized)

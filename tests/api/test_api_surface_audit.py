@@ -21,7 +21,7 @@ ADDED = {
          "sparse_bsr", "sparse_bsc", "sparse_bsr_tensor", "sparse_bsc_tensor", "sparse_compressed_tensor",
          "slice_inverse", "resize_as_sparse_", "quantized_max_pool1d", "quantized_max_pool2d",
          "quantized_max_pool3d", "empty_quantized", "quantized_batch_norm", "batch_norm_update_stats",
-         "fused_moving_avg_obs_fake_quant", "native_norm"],
+         "fused_moving_avg_obs_fake_quant", "native_norm", "choose_qparams_optimized"],
     "Tensor": ["is_mps", "is_xpu", "is_ipu", "is_mtia", "is_maia", "is_vulkan", "is_xla", "volatile", "is_set_to",
                "dequantize", "module_load",
                "hash_tensor", "map2_", "is_distributed", "sparse_dim", "dense_dim", "indices", "values", "coalesce",

@@ -341,6 +341,19 @@ add("fused_obs_fq_symmetric", lambda lib: _fused(lib, symmetric=True, qmin=-128,
 add("fused_obs_fq_per_row_symmetric", lambda lib: _fused(lib, per_row=True, symmetric=True, qmin=-128, qmax=127))
 add("fused_obs_fq_no_fake", lambda lib: _fused(lib, fake=0))
 
+# ---- choose_qparams_optimized: the greedy range search, exactly PyTorch's ----
+CQ = np.random.default_rng(19).standard_normal((40,)).astype(np.float32) * 3
+CQ[7] = 25.0  # an outlier the search cuts off
+for bits in (8, 4, 2):
+    for bins, ratio in ((200, 0.16), (50, 0.5)):
+        add(f"choose_qparams_{bits}_{bins}", lambda lib, b=bits, n=bins, r=ratio: lib.choose_qparams_optimized(
+            lib.tensor(CQ), 40, n, r, b))
+add("choose_qparams_prefix_2d", lambda lib: lib.choose_qparams_optimized(lib.tensor(CQ).reshape(4, 10), 17, 200, 0.16, 4))
+add("choose_qparams_constant", lambda lib: lib.choose_qparams_optimized(lib.ones(5), 5, 200, 0.16, 8))
+add("choose_qparams_numel_big", lambda lib: lib.choose_qparams_optimized(lib.ones(5), 6, 200, 0.16, 8))
+add("choose_qparams_numel_negative", lambda lib: lib.choose_qparams_optimized(lib.ones(5), -1, 200, 0.16, 8))
+add("choose_qparams_double", lambda lib: lib.choose_qparams_optimized(lib.ones(5).double(), 5, 200, 0.16, 8))
+
 # ---- batch_norm_update_stats ----
 BN = np.random.default_rng(17).standard_normal((4, 3, 5)).astype(np.float32)
 
