@@ -6,7 +6,8 @@ dense_dim, indices, values, coalesce, is_coalesced, int_repr, q_scale, ...: PyTo
 errors; a sparse tensor or a QTensor has its own), is_distributed, the moves to devices minitorch
 has no backend for (xpu, ipu, mtia: PyTorch's errors), reinforce (removed, raises) and
 to_padded_tensor (raises); and torch's module-level names Storage, Future, fork, wait, Tag, windows,
-DisableTorchFunction(Subclass), TYPE_CHECKING, USE_GLOBAL_DEPS and USE_RTLD_GLOBAL_WITH_LIBTORCH.
+DisableTorchFunction(Subclass), TYPE_CHECKING, USE_GLOBAL_DEPS, USE_RTLD_GLOBAL_WITH_LIBTORCH,
+PRIVATE_OPS, classproperty, get_file_path and two hooks of torch._utils_internal.
 
 Each function is a few op calls on whole tensors; none computes on values in Python (map2_ calls the
 user's Python function per element, as PyTorch's does)."""
@@ -50,6 +51,41 @@ class Tag(enum.IntEnum):
     pt2_compliant_tag = 17
     reduction = 18
     view_copy = 19
+
+
+# the ops torch's overload checks treat as private (torch.PRIVATE_OPS)
+PRIVATE_OPS = ("unique_dim",)
+
+
+class _ClassPropertyDescriptor:
+    def __init__(self, fget, fset=None):
+        self.fget = fget
+
+    def __get__(self, instance, owner=None):
+        if owner is None:
+            owner = type(instance)
+        return self.fget.__get__(instance, owner)()
+
+
+def classproperty(func):
+    """A read-only property of the class (torch.classproperty): func(cls) on attribute access."""
+    if not isinstance(func, (classmethod, staticmethod)):
+        func = classmethod(func)
+    return _ClassPropertyDescriptor(func)
+
+
+def get_file_path(*path_components: str) -> str:
+    """A path under the directory that holds the minitorch package (torch's: under torch's)."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), *path_components)
+
+
+def prepare_multiprocessing_environment(path: str) -> None:
+    """A hook for builds that must set up worker processes first: none here, as in PyTorch's."""
+
+
+def profiler_allow_cudagraph_cupti_lazy_reinit_cuda12() -> bool:
+    """Whether the profiler may re-initialise CUPTI lazily under CUDA graphs: yes, as PyTorch's."""
+    return True
 
 
 # ---- hash_tensor ----
@@ -446,4 +482,7 @@ def install(namespace: dict, tensor_cls: type) -> None:
                      USE_GLOBAL_DEPS=USE_GLOBAL_DEPS, USE_RTLD_GLOBAL_WITH_LIBTORCH=USE_RTLD_GLOBAL_WITH_LIBTORCH,
                      Future=futures.Future, fork=jit.fork, wait=jit.wait, windows=windows,
                      Storage=storage.LEGACY_CLASSES["FloatStorage"], DisableTorchFunction=_C.DisableTorchFunction,
-                     DisableTorchFunctionSubclass=_C.DisableTorchFunctionSubclass)
+                     DisableTorchFunctionSubclass=_C.DisableTorchFunctionSubclass, PRIVATE_OPS=PRIVATE_OPS,
+                     classproperty=classproperty, get_file_path=get_file_path,
+                     prepare_multiprocessing_environment=prepare_multiprocessing_environment,
+                     profiler_allow_cudagraph_cupti_lazy_reinit_cuda12=profiler_allow_cudagraph_cupti_lazy_reinit_cuda12)

@@ -401,6 +401,26 @@ add("constants", lambda lib: [lib.TYPE_CHECKING, lib.USE_GLOBAL_DEPS, lib.USE_RT
 add("tags", lambda lib: [(k, int(v)) for k, v in lib.Tag.__members__.items()])
 add("storage_alias", lambda lib: [lib.Storage is lib.FloatStorage, lib.Storage(3).dtype, lib.Storage(3).size()])
 add("fork_wait", lambda lib: lib.wait(lib.fork(lambda x, y: x * y, a(lib), 2)))
+add("small_helpers", lambda lib: [lib.PRIVATE_OPS, lib.prepare_multiprocessing_environment("x"),
+                                  lib.profiler_allow_cudagraph_cupti_lazy_reinit_cuda12(),
+                                  os.path.relpath(lib.get_file_path("a", "b"), lib.get_file_path())])
+
+
+def _classproperty(lib):
+    class K:
+        base = 3
+
+        @lib.classproperty
+        def doubled(cls):
+            return cls.base * 2
+
+    class L(K):
+        base = 5
+
+    return [K.doubled, L.doubled, K().doubled]
+
+
+add("classproperty", _classproperty)
 add("windows", lambda lib: lib.windows.hann(5))
 
 
