@@ -168,6 +168,9 @@ _tensor_methods.install(globals(), Tensor)  # unfold, sum_to_size, select_scatte
 from . import sparse  # noqa: E402
 
 sparse.install(globals(), Tensor)  # sparse_coo_tensor, spmm, a sparse-aware mm, layouts
+from .sparse import _products as _sparse_products  # noqa: E402
+
+_sparse_products.install(globals(), Tensor)  # sspaddmm, saddmm, smm, hspmm, hsmm, dsmm
 from . import _complex  # noqa: E402
 
 _memory_format.install(globals(), Tensor)  # memory_format, channels_last, ...; contiguous/clone/is_contiguous(memory_format=)
@@ -322,3 +325,13 @@ from ._lobpcg import lobpcg  # noqa: E402
 from . import return_types as _return_types  # noqa: E402
 
 _return_types.histogramdd = _stats._histogramdd_result
+from . import _api_names  # noqa: E402
+
+_api_names.install(globals(), Tensor)  # hash_tensor, from_file, Tensor.map2_/values/q_scale/xpu/..., Tag, Storage
+from .sparse import _resize as _sparse_resize  # noqa: E402
+
+_sparse_resize.install(globals(), Tensor)  # sparse_resize_, sparse_resize_and_clear_, resize_as_sparse_
+from . import _quantized_names  # noqa: E402
+
+_quantized_names.install(globals())  # quantized_max_pool1d/2d/3d, empty_quantized, quantized_batch_norm
+from . import mps  # noqa: E402  (torch.mps on a machine without Metal)

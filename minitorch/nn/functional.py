@@ -1362,6 +1362,11 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
 native_channel_shuffle = channel_shuffle
 from minitorch.nn import grad  # noqa: E402,F401  (torch.nn.functional.grad is torch.nn.grad)
 from minitorch.nn._linear_cross_entropy import linear_cross_entropy  # noqa: E402,F401
+from minitorch.nn._grouped_mm import grouped_mm  # noqa: E402,F401  (MoE grouped products)
+from minitorch.nn._functional_names import (  # noqa: E402,F401
+    GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES, BroadcastingList1, BroadcastingList2, BroadcastingList3,
+    DType, assert_int_or_pair, boolean_dispatch,
+)
 from minitorch._native import conv_tbc  # noqa: E402,F401  (F.conv_tbc is torch.conv_tbc)
 from minitorch.overrides import (  # noqa: E402,F401  (as PyTorch's functional re-exports them)
     handle_torch_function, has_torch_function, has_torch_function_unary, has_torch_function_variadic,

@@ -42,7 +42,10 @@ strided = layout("strided")
 sparse_coo = layout("sparse_coo")
 sparse_csr = layout("sparse_csr")
 sparse_csc = layout("sparse_csc")
-_LAYOUTS = {"sparse_coo": sparse_coo, "sparse_csr": sparse_csr, "sparse_csc": sparse_csc}
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+_LAYOUTS = {"sparse_coo": sparse_coo, "sparse_csr": sparse_csr, "sparse_csc": sparse_csc, "sparse_bsr": sparse_bsr,
+            "sparse_bsc": sparse_bsc}
 
 
 def _tensor_of(data, dtype=None, device=None):
@@ -160,6 +163,8 @@ class SparseTensor(SparseBase):
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is None or layout is sparse_coo:
             return self
+        if layout in (sparse_bsr, sparse_bsc):
+            return _compressed.to_blocks(self.to_dense(), layout, blocksize)
         return _compressed.compress(self, _check_layout(layout))
 
     def to_sparse_coo(self) -> SparseTensor:
@@ -170,6 +175,12 @@ class SparseTensor(SparseBase):
 
     def to_sparse_csc(self, dense_dim=None):
         return _compressed.compress(self, sparse_csc)
+
+    def to_sparse_bsr(self, blocksize, dense_dim=None):
+        return _compressed.to_blocks(self.to_dense(), sparse_bsr, blocksize)
+
+    def to_sparse_bsc(self, blocksize, dense_dim=None):
+        return _compressed.to_blocks(self.to_dense(), sparse_bsc, blocksize)
 
     def to(self, *args, **kwargs) -> SparseTensor:
         values = self._v.to(*args, **kwargs)
@@ -366,8 +377,8 @@ def _grad_parts(tensor: Tensor, grad) -> tuple:
 
 def _check_layout(layout):
     if layout not in _LAYOUTS.values():
-        raise NotImplementedError(f"to_sparse: minitorch has the sparse_coo, sparse_csr and sparse_csc layouts, "
-                                  f"not {layout}")
+        raise NotImplementedError(f"to_sparse: minitorch has the sparse_coo, sparse_csr, sparse_csc, sparse_bsr "
+                                  f"and sparse_bsc layouts, not {layout}")
     return layout
 
 
@@ -379,6 +390,8 @@ def to_sparse(self: Tensor, sparse_dim=None, *, layout=None, blocksize=None, den
         sparse_dim = self.dim() - (dense_dim or 0)
     if not 0 <= sparse_dim <= self.dim():
         raise RuntimeError(f"sparse_dim argument must be in [0, {self.dim()}] range, but {sparse_dim} is given")
+    if layout in (sparse_bsr, sparse_bsc):
+        return _compressed.to_blocks(self, layout, blocksize)
     mask = self != 0
     if sparse_dim < self.dim():
         mask = mask.flatten(sparse_dim).any(-1) if sparse_dim else mask.any().view(1)
@@ -400,6 +413,40 @@ def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=Non
     """A CSC matrix: column j holds values[ccol_indices[j]:ccol_indices[j+1]] at those row_indices."""
     return _compressed.compressed_tensor(ccol_indices, row_indices, values, size, dtype, device, requires_grad,
                                          sparse_csc)
+
+
+def sparse_bsr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None) -> SparseCompressedTensor:
+    """A BSR matrix: block row i holds the (R, C) blocks values[crow_indices[i]:crow_indices[i+1]]
+    at those block columns col_indices."""
+    return _compressed.compressed_tensor(crow_indices, col_indices, values, size, dtype, device, requires_grad,
+                                         sparse_bsr)
+
+
+def sparse_bsc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None) -> SparseCompressedTensor:
+    """A BSC matrix: block column j holds the (R, C) blocks values[ccol_indices[j]:ccol_indices[j+1]]
+    at those block rows row_indices."""
+    return _compressed.compressed_tensor(ccol_indices, row_indices, values, size, dtype, device, requires_grad,
+                                         sparse_bsc)
+
+
+def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=None, *, dtype=None, layout=None,
+                             device=None, pin_memory=False, requires_grad=False,
+                             check_invariants=None) -> SparseCompressedTensor:
+    """A CSR, CSC, BSR or BSC matrix, as layout says."""
+    if layout not in (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc):
+        word = "none" if layout is None else _compressed._layout_word(_LayoutOf(layout))
+        raise RuntimeError(f"sparse_compressed_tensor expected sparse compressed tensor layout but got {word}")
+    return _compressed.compressed_tensor(compressed_indices, plain_indices, values, size, dtype, device,
+                                         requires_grad, layout)
+
+
+class _LayoutOf:
+    """Something with a layout, for _layout_word."""
+
+    def __init__(self, layout):
+        self.layout = layout
 
 
 def sparse_mask(self: Tensor, mask):
@@ -572,11 +619,17 @@ def install(namespace: dict, tensor_cls) -> None:
     type(tensor_cls)._register_layout(SparseBase)
     namespace.update(sparse_coo_tensor=sparse_coo_tensor, spmm=_dense_mm, mm=_dense_mm, layout=layout, strided=strided,
                      sparse_coo=sparse_coo, sparse_csr=sparse_csr, sparse_csc=sparse_csc,
-                     sparse_csr_tensor=sparse_csr_tensor, sparse_csc_tensor=sparse_csc_tensor)
+                     sparse_csr_tensor=sparse_csr_tensor, sparse_csc_tensor=sparse_csc_tensor, sparse_bsr=sparse_bsr,
+                     sparse_bsc=sparse_bsc, sparse_bsr_tensor=sparse_bsr_tensor, sparse_bsc_tensor=sparse_bsc_tensor,
+                     sparse_compressed_tensor=sparse_compressed_tensor)
     tensor_cls.to_sparse = to_sparse
     tensor_cls.to_sparse_coo = to_sparse
     tensor_cls.to_sparse_csr = lambda self, dense_dim=None: to_sparse(self, layout=sparse_csr)
     tensor_cls.to_sparse_csc = lambda self, dense_dim=None: to_sparse(self, layout=sparse_csc)
+    tensor_cls.to_sparse_bsr = lambda self, blocksize, dense_dim=None: to_sparse(self, layout=sparse_bsr,
+                                                                               blocksize=blocksize)
+    tensor_cls.to_sparse_bsc = lambda self, blocksize, dense_dim=None: to_sparse(self, layout=sparse_bsc,
+                                                                               blocksize=blocksize)
     tensor_cls.sparse_mask = sparse_mask
     for name, row in (("crow_indices", True), ("col_indices", True), ("ccol_indices", False),
                       ("row_indices", False)):
