@@ -269,6 +269,7 @@ from ._legacy import CPU_TYPES as _CPU_TYPES  # noqa: E402
 
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, IntTensor, BoolTensor
 from . import utils  # noqa: E402
+from . import __future__  # noqa: E402  (torch.__future__: nn.Module's conversion switches)
 from . import futures  # noqa: E402
 from . import distributed  # noqa: E402  (imports no MPI until init_process_group)
 from . import multiprocessing  # noqa: E402  (registers tensors with multiprocessing's pickler)

@@ -613,6 +613,28 @@ static PyGetSetDef tensor_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* TensorBase._swap_tensor_impl(t1, t2): the two Python objects exchange the tensors they wrap
+ * (utils.swap_tensors' last step, after their classes and __dict__s), so each object keeps its
+ * identity and takes the other's data, grad, requires_grad and autograd history, as PyTorch's
+ * torch._C._swap_tensor_impl exchanges TensorImpls. */
+static PyObject *
+tensor_swap_tensor_impl(PyObject *unused, PyObject *args)
+{
+    (void)unused;
+    PyObject *a, *b;
+    if (!PyArg_ParseTuple(args, "O!O!:_swap_tensor_impl", &mt_py_TensorBase_Type, &a,
+                          &mt_py_TensorBase_Type, &b)) {
+        return NULL;
+    }
+    mt_py_tensor *x = (mt_py_tensor *)a, *y = (mt_py_tensor *)b;
+    mt_tensor *t = x->t;
+    x->t = y->t;
+    y->t = t;
+    x->t->pyobj = x;
+    y->t->pyobj = y;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef tensor_methods[] = {
     {"size", (PyCFunction)(void (*)(void))tensor_size, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"stride", (PyCFunction)(void (*)(void))tensor_stride, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -640,6 +662,8 @@ static PyMethodDef tensor_methods[] = {
     {"_preserve_strides", tensor_preserve_strides, METH_NOARGS,
      "The strides of a copy that keeps this tensor's layout (clone's, empty_like's)."},
     {"detach_", tensor_detach_, METH_NOARGS, NULL},
+    {"_swap_tensor_impl", tensor_swap_tensor_impl, METH_VARARGS | METH_STATIC,
+     "Exchanges the tensors two TensorBase objects wrap (utils.swap_tensors)."},
     {NULL, NULL, 0, NULL},
 };
 

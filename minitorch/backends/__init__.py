@@ -118,12 +118,28 @@ def _sdp_switch(kind: str):
     return {enable.__name__: enable, is_enabled.__name__: is_enabled}
 
 
+def _sdp_kernel(enable_flash: bool = True, enable_math: bool = True, enable_mem_efficient: bool = True,
+                enable_cudnn: bool = True):
+    """torch.backends.cuda.sdp_kernel, deprecated in PyTorch for nn.attention.sdpa_kernel: a context
+    manager inside which only the enabled backends may run scaled_dot_product_attention (the
+    switches as they were come back after it); the call warns as PyTorch's does."""
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will "
+                  "be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with "
+                  "updated signature.", FutureWarning, stacklevel=2)
+    from ..nn.attention import SDPBackend, sdpa_kernel
+
+    switches = ((SDPBackend.FLASH_ATTENTION, enable_flash), (SDPBackend.EFFICIENT_ATTENTION, enable_mem_efficient),
+                (SDPBackend.MATH, enable_math), (SDPBackend.CUDNN_ATTENTION, enable_cudnn))
+    return sdpa_kernel([backend for backend, on in switches if on])
+
+
 cuda = _module("cuda", "CUDA's switches (torch.backends.cuda).", is_built=_cuda.is_built,
                matmul=_Flags(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
-                             allow_bf16_reduced_precision_reduction=True))
+                             allow_bf16_reduced_precision_reduction=True), sdp_kernel=_sdp_kernel)
 for _kind in _sdp:
     cuda.__dict__.update(_sdp_switch(_kind))
 del _kind
+cuda.SDPBackend = __import__("minitorch.nn.attention", fromlist=["SDPBackend"]).SDPBackend
 _push_flags()
 
 # ---- the backends this build does not have -------------------------------------------------

@@ -54,7 +54,9 @@ def interpolate(
     antialias: bool = False,
 ) -> Tensor:
     """input (N, C, *spatial) resized to size, or by scale_factor, per spatial dim: 'nearest',
-    'nearest-exact', 'linear' (3-D), 'bilinear', 'bicubic' (4-D) or 'trilinear' (5-D)."""
+    'nearest-exact', 'linear' (3-D), 'bilinear', 'bicubic' (4-D), 'trilinear' (5-D), 'area';
+    with antialias=True (4-D) 'bilinear', 'bicubic' or 'lanczos' filter over every input a
+    shrinking output pixel covers."""
     _tensors("interpolate", input=input)
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -112,11 +114,16 @@ def interpolate(
         raise ValueError(
             "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D tensor as input"
         )
-    if antialias:
-        raise NotImplementedError("interpolate(antialias=True) is not implemented yet")
+    if mode == "lanczos" and input.dim() == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if output_size is None:  # ATen's compute_output_size: input size * scale, truncated
         output_size = [int(input.size(i + 2) * scale_factors[i]) for i in range(dim)]
     scales = [None] * dim if scale_factors is None else [float(s) for s in scale_factors]
+    if antialias:
+        return _resize_antialiased(input, output_size, align_corners, scales, mode)
     if mode in ("nearest", "nearest-exact") and input.dim() in _NEAREST:
         op = (_NEAREST if mode == "nearest" else _NEAREST_EXACT)[input.dim()]
         return op(input, output_size, *scales)
@@ -129,6 +136,68 @@ def interpolate(
     if mode == "area" and input.dim() == 5:
         return _C.adaptive_avg_pool3d(input, output_size)
     _wrong_dims(input.dim(), mode)
+
+
+# The antialiased modes' filters (ATen's UpSampleKernel.cpp aa_filter): taps, and the filter of |x|.
+_AA_TAPS = {"bilinear": 2, "bicubic": 4, "lanczos": 6}
+_KEYS_A = -0.5  # the antialiased bicubic filter is Keys' cubic with a = -0.5 (PIL's), not -0.75
+
+
+def _aa_filter(mode: str, x: Tensor) -> Tensor:
+    import minitorch
+
+    x = x.abs()
+    if mode == "bilinear":
+        return (1.0 - x).clamp(min=0.0)
+    if mode == "bicubic":
+        a = _KEYS_A
+        near = ((a + 2) * x - (a + 3)) * x * x + 1
+        far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return minitorch.where(x < 1.0, near, minitorch.where(x < 2.0, far, 0.0))
+    return minitorch.where(x < 3.0, minitorch.sinc(x) * minitorch.sinc(x / 3.0), 0.0)  # Lanczos-3
+
+
+def _aa_weights(in_size: int, out_size: int, align_corners: bool, scale: Optional[float], mode: str,
+                like: Tensor) -> Tensor:
+    """The (out_size, in_size) matrix of one axis of an antialiased resize, ATen's
+    _compute_indices_min_size_weights_aa: output i averages the inputs within `support` of its
+    centre scale * (i + 0.5), weighted by the mode's filter stretched by the scale when it shrinks
+    (so every input contributes), the weights of each row normalised to sum to 1."""
+    import minitorch
+
+    if align_corners:  # area_pixel_compute_scale
+        ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+    taps = _AA_TAPS[mode]
+    support = taps * 0.5 * ratio if ratio >= 1.0 else taps * 0.5
+    invscale = 1.0 / ratio if ratio >= 1.0 else 1.0
+    widest = math.ceil(support) * 2 + 1
+    f64 = dict(dtype=minitorch.float64, device=like.device)
+    # align_corners changes the ratio only: the centres stay those of pixel areas, as in ATen
+    center = ratio * (minitorch.arange(out_size, **f64) + 0.5)
+    xmin = (center - support + 0.5).trunc().clamp(min=0.0)
+    xsize = ((center + support + 0.5).trunc().clamp(max=float(in_size)) - xmin).clamp(0.0, float(widest))
+    j = minitorch.arange(in_size, **f64)
+    inside = (j >= xmin.unsqueeze(1)) & (j < (xmin + xsize).unsqueeze(1))
+    w = minitorch.where(inside, _aa_filter(mode, (j - center.unsqueeze(1) + 0.5) * invscale), 0.0)
+    total = w.sum(1, keepdim=True)
+    w = minitorch.where(total != 0, w / minitorch.where(total != 0, total, 1.0), w)
+    return w.to(like.dtype)
+
+
+def _resize_antialiased(input: Tensor, output_size: List[int], align_corners: bool, scales: list,
+                        mode: str) -> Tensor:
+    """interpolate(..., antialias=True) of a 4-D input (PyTorch's _upsample_{bilinear,bicubic,
+    lanczos}2d_aa): separable, so one matrix product per spatial axis, (out_h, H) @ x @ (out_w, W)^T;
+    its gradient is the products'."""
+    if not input.is_floating_point():  # PyTorch's CPU kernel has a uint8 path too; minitorch does not
+        from minitorch._aliases import _NAMES
+
+        raise NotImplementedError(f"\"compute_index_ranges_weights\" not implemented for '{_NAMES[input.dtype]}'")
+    rows = _aa_weights(input.size(2), output_size[0], align_corners, scales[0], mode, input)
+    cols = _aa_weights(input.size(3), output_size[1], align_corners, scales[1], mode, input)
+    return rows.matmul(input).matmul(cols.t())
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

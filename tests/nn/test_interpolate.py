@@ -1,7 +1,8 @@
 """F.interpolate over the upsample ops (csrc/ops/upsample.c, cpu/upsample.c) and nn.Upsample,
 UpsamplingNearest2d and UpsamplingBilinear2d against PyTorch: values and input gradients in
 float32 and float64 for every mode, size or scale_factor (PyTorch's output sizes and source
-positions, align_corners, recompute_scale_factor), non-contiguous inputs, reprs, and errors."""
+positions, align_corners, recompute_scale_factor), the antialiased bilinear, bicubic and lanczos
+modes, non-contiguous inputs, reprs, and errors."""
 import warnings
 
 import numpy as np
@@ -53,6 +54,27 @@ def test_interpolate_matches_pytorch(mode, dim, resize, align, dtype):
     for layout in LAYOUTS if dtype == "float64" else ("contiguous",):
         same_as_torch(lambda m, x: m.nn.functional.interpolate(
             x, size=size, scale_factor=scale, mode=mode, align_corners=align, recompute_scale_factor=recompute),
+            [x], layout=layout, atol=tol, rtol=tol)
+
+
+AA_RESIZES = [((4, 5), None, False), (None, 0.3, False), ((13, 3), None, True), ((13, 3), None, False),
+              (None, 1.7, False), ((1, 1), None, False), (None, (0.25, 0.6), False), (None, 0.5, True),
+              ((9, 11), None, False)]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "lanczos"])
+@pytest.mark.parametrize("size,scale,align", AA_RESIZES)
+def test_antialiased_modes_match_pytorch(mode, size, scale, align, dtype):
+    """antialias=True (PyTorch's _upsample_{bilinear,bicubic,lanczos}2d_aa): shrinking averages
+    every input under the stretched filter; values and input gradients, non-contiguous inputs."""
+    if mode == "lanczos" and align:
+        pytest.skip("lanczos refuses align_corners=True (tested with the errors)")
+    x = RNG.standard_normal((2, 3, 9, 11) if scale != (0.25, 0.6) else (1, 2, 30, 40)).astype(dtype)
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    for layout in LAYOUTS if dtype == "float64" else ("contiguous",):
+        same_as_torch(lambda m, x: m.nn.functional.interpolate(
+            x, size=size, scale_factor=scale, mode=mode, align_corners=align, antialias=True),
             [x], layout=layout, atol=tol, rtol=tol)
 
 
@@ -151,6 +173,11 @@ def test_interpolate_is_one_op_in_the_profiler():
     lambda m, x: m.nn.functional.interpolate(x[0], size=4, mode="bilinear"),
     lambda m, x: m.nn.functional.interpolate(x[0, 0], size=4),
     lambda m, x: m.nn.functional.interpolate(x, size=4, mode="nearest", antialias=True),
+    lambda m, x: m.nn.functional.interpolate(x[0], size=4, mode="bilinear", antialias=True),
+    lambda m, x: m.nn.functional.interpolate(x.to(m.int64), size=3, mode="bilinear", antialias=True),
+    lambda m, x: m.nn.functional.interpolate(x.to(m.int64), size=3, mode="lanczos", antialias=True),
+    lambda m, x: m.nn.functional.interpolate(x, size=3, mode="lanczos"),
+    lambda m, x: m.nn.functional.interpolate(x, size=3, mode="lanczos", antialias=True, align_corners=True),
     lambda m, x: m.nn.functional.interpolate(x, size=0),
     lambda m, x: m.nn.functional.interpolate(x, scale_factor=0.1),
     lambda m, x: m.nn.functional.interpolate(x, scale_factor=-1.0),

@@ -118,3 +118,42 @@ def test_grad_scaler_names_as_torch():
                                                r"`torch.amp.GradScaler\('cuda', args...\)` instead."):
             s = lib.cuda.amp.GradScaler(enabled=False)
         assert isinstance(s, lib.amp.GradScaler) and not s.is_enabled()
+
+
+SDP_KERNEL_FLAGS = [
+    dict(enable_math=True, enable_flash=False, enable_mem_efficient=False),
+    dict(enable_math=False, enable_flash=True, enable_mem_efficient=False),
+    dict(enable_math=False, enable_flash=False, enable_mem_efficient=True),
+    dict(enable_math=False, enable_flash=False, enable_mem_efficient=False, enable_cudnn=False),
+    dict(),
+]
+
+
+@pytest.mark.parametrize("flags", SDP_KERNEL_FLAGS, ids=[str(i) for i in range(len(SDP_KERNEL_FLAGS))])
+def test_deprecated_sdp_kernel_as_torch(flags):
+    """backends.cuda.sdp_kernel (the SDPA tutorial's first edition): PyTorch's FutureWarning, the
+    switches inside the block and after it, and the attention's outcome inside it."""
+    torch = _torch()
+    seen = {}
+    for lib in (minitorch, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            manager = lib.backends.cuda.sdp_kernel(**flags)
+        [warning] = [w for w in caught if issubclass(w.category, FutureWarning)]
+        with manager:
+            inside = [lib.backends.cuda.flash_sdp_enabled(), lib.backends.cuda.math_sdp_enabled(),
+                      lib.backends.cuda.mem_efficient_sdp_enabled(), lib.backends.cuda.cudnn_sdp_enabled()]
+            try:
+                out = ("ok", lib.nn.functional.scaled_dot_product_attention(*_qkv(lib)).numpy())
+            except RuntimeError as e:
+                out = ("RuntimeError", str(e))
+        after = [lib.backends.cuda.flash_sdp_enabled(), lib.backends.cuda.math_sdp_enabled()]
+        seen[lib.__name__] = (str(warning.message), inside, out, after)
+    mine, theirs = seen["minitorch"], seen["torch"]
+    assert mine[0] == theirs[0] and mine[1] == theirs[1] and mine[3] == theirs[3] == [True, True]
+    assert mine[2][0] == theirs[2][0]
+    if mine[2][0] == "ok":
+        np.testing.assert_allclose(mine[2][1], theirs[2][1], rtol=1e-5, atol=1e-6)
+    else:
+        assert mine[2][1] == theirs[2][1]
+    assert minitorch.backends.cuda.SDPBackend is SDPBackend

@@ -10,7 +10,8 @@ version with a float32 mask and torch.nonzero(as_tuple=True); profile(with_stack
 profile_memory=True) and key_averages(group_by_stack_n=5).table(sort_by='self_cpu_time_total',
 row_limit=5)); the "(Beta) Scaled Dot Product Attention" tutorial (F.scaled_dot_product_attention
 on random q/k/v, benchmark_torch_function_in_microseconds by benchmark.Timer, sdpa_kernel with
-SDPBackend.MATH / FLASH_ATTENTION / EFFICIENT_ATTENTION in try/except RuntimeError, the
+SDPBackend.MATH / FLASH_ATTENTION / EFFICIENT_ATTENTION in try/except RuntimeError, and in the
+tutorial's first edition the deprecated backends.cuda.sdp_kernel(**backend_map[...]) instead, the
 CausalSelfAttention module with c_attn.chunk(3, -1), is_causal only in training, and its
 torch.compile'd copy, profiled with record_function). Timings are each library's own."""
 import importlib
@@ -20,6 +21,7 @@ import timeit
 import warnings
 
 import numpy as np
+import pytest
 
 from prog_helpers import compare_program, numpy_of, start_from
 
@@ -191,7 +193,7 @@ def profiling_module(torch, init=None):
     return result
 
 
-def sdpa_tutorial(torch, init=None):
+def sdpa_tutorial(torch, init=None, edition=2):
     nn, F = torch.nn, torch.nn.functional
     benchmark = importlib.import_module(torch.__name__ + ".utils.benchmark")  # import torch.utils.benchmark as benchmark
     from_attention = torch.nn.attention
@@ -226,21 +228,51 @@ def sdpa_tutorial(torch, init=None):
                f"{benchmark_torch_function_in_microseconds(F.scaled_dot_product_attention, query, key, value):.3f}"
                f" microseconds"]
 
-    with sdpa_kernel(SDPBackend.MATH):
-        math_time = benchmark_torch_function_in_microseconds(F.scaled_dot_product_attention, query, key, value)
-        printed.append(f"The math implementation runs in {math_time:.3f} microseconds")
-        result["math_out"] = numpy_of(F.scaled_dot_product_attention(query, key, value).float())
-
     backends = {}
-    for name, backend in (("flash", SDPBackend.FLASH_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION)):
-        with sdpa_kernel(backend):
-            try:
-                t = benchmark_torch_function_in_microseconds(F.scaled_dot_product_attention, query, key, value)
-                printed.append(f"The {name} implementation runs in {t:.3f} microseconds")
-                backends[name] = "ran"
-            except RuntimeError:
-                printed.append(f"{name} is not supported. See warnings for reasons.")
-                backends[name] = "RuntimeError"
+    if edition == 1:
+        # the tutorial's first edition (PyTorch 2.0): the deprecated backends.cuda.sdp_kernel
+        sdp_kernel, SDPBackend = torch.backends.cuda.sdp_kernel, torch.backends.cuda.SDPBackend
+        # Helpful arguments mapper
+        backend_map = {
+            SDPBackend.MATH: {"enable_math": True, "enable_flash": False, "enable_mem_efficient": False},
+            SDPBackend.FLASH_ATTENTION: {"enable_math": False, "enable_flash": True, "enable_mem_efficient": False},
+            SDPBackend.EFFICIENT_ATTENTION: {
+                "enable_math": False, "enable_flash": False, "enable_mem_efficient": True}
+        }
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # sdp_kernel's deprecation, in both libraries
+            with sdp_kernel(**backend_map[SDPBackend.MATH]):
+                math_time = benchmark_torch_function_in_microseconds(F.scaled_dot_product_attention, query, key,
+                                                                     value)
+                printed.append(f"The math implementation runs in {math_time:.3f} microseconds")
+                result["math_out"] = numpy_of(F.scaled_dot_product_attention(query, key, value).float())
+            for name, backend in (("FlashAttention", SDPBackend.FLASH_ATTENTION),
+                                  ("EfficientAttention", SDPBackend.EFFICIENT_ATTENTION)):
+                with sdp_kernel(**backend_map[backend]):
+                    try:
+                        t = benchmark_torch_function_in_microseconds(F.scaled_dot_product_attention, query, key,
+                                                                     value)
+                        printed.append(f"The {name} implementation runs in {t:.3f} microseconds")
+                        backends[name] = "ran"
+                    except RuntimeError:
+                        printed.append(f"{name} is not supported. See warnings for reasons.")
+                        backends[name] = "RuntimeError"
+        result["flags_after"] = [torch.backends.cuda.flash_sdp_enabled(), torch.backends.cuda.math_sdp_enabled()]
+    else:
+        with sdpa_kernel(SDPBackend.MATH):
+            math_time = benchmark_torch_function_in_microseconds(F.scaled_dot_product_attention, query, key, value)
+            printed.append(f"The math implementation runs in {math_time:.3f} microseconds")
+            result["math_out"] = numpy_of(F.scaled_dot_product_attention(query, key, value).float())
+
+        for name, backend in (("flash", SDPBackend.FLASH_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION)):
+            with sdpa_kernel(backend):
+                try:
+                    t = benchmark_torch_function_in_microseconds(F.scaled_dot_product_attention, query, key, value)
+                    printed.append(f"The {name} implementation runs in {t:.3f} microseconds")
+                    backends[name] = "ran"
+                except RuntimeError:
+                    printed.append(f"{name} is not supported. See warnings for reasons.")
+                    backends[name] = "RuntimeError"
     result["own"].update(printed=printed, backends=backends)
 
     class CausalSelfAttention(nn.Module):
@@ -327,5 +359,6 @@ def test_profiling_your_module():
     compare_program(profiling_module)
 
 
-def test_scaled_dot_product_attention_tutorial():
-    compare_program(sdpa_tutorial, rtol=2e-3, atol=2e-3)
+@pytest.mark.parametrize("edition", [1, 2])
+def test_scaled_dot_product_attention_tutorial(edition):
+    compare_program(sdpa_tutorial, edition=edition, rtol=2e-3, atol=2e-3)

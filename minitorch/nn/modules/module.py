@@ -752,7 +752,9 @@ class Module:
                 continue
             try:
                 with minitorch.no_grad():
-                    if assign:
+                    if minitorch.__future__.get_swap_module_params_on_conversion():
+                        self._swap_loaded(param, value, assign)
+                    elif assign:
                         self._assign_loaded(name, param, value)
                     else:
                         param.copy_(value)
@@ -777,6 +779,21 @@ class Module:
                 head, dot, _ = key[len(prefix):].partition(".")
                 if (dot and head not in self._modules) or (not dot and head not in local):
                     unexpected_keys.append(key)
+
+    @staticmethod
+    def _swap_loaded(param: minitorch.Tensor, value: minitorch.Tensor, assign: bool) -> None:
+        """load_state_dict under __future__.set_swap_module_params_on_conversion(True): param
+        swaps contents with param.module_load(value, assign), made a Parameter where param is."""
+        loaded = param.module_load(value, assign=assign)
+        if loaded is value or loaded is param:
+            raise RuntimeError("module_load returned one of self or other, please .detach() the result if "
+                               "returning one of the inputs in module_load")
+        if isinstance(param, Parameter):
+            if not isinstance(loaded, Parameter):
+                loaded = Parameter(loaded, requires_grad=param.requires_grad)
+            else:
+                loaded.requires_grad_(param.requires_grad)
+        minitorch.utils.swap_tensors(param, loaded)
 
     def _assign_loaded(self, name: str, param: minitorch.Tensor, value: minitorch.Tensor) -> None:
         if name in self._parameters:
@@ -882,17 +899,32 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
+        swap = minitorch.__future__.get_swap_module_params_on_conversion()
+        overwrite = minitorch.__future__.get_overwrite_module_params_on_conversion()
         for key, param in self._parameters.items():
             if param is None:
                 continue
             with minitorch.no_grad():
                 new_data = fn(param)
-            target = param if new_data is param else _rebind(param, new_data)
+            if swap:
+                self._swap_applied(key, param, new_data, fn)
+                continue
+            if overwrite:
+                target = Parameter(new_data, param.requires_grad)
+            else:
+                target = param if new_data is param else _rebind(param, new_data)
             self._parameters[key] = target
-            if param.grad is not None:
+            grad = param.grad
+            if grad is not None:
                 with minitorch.no_grad():
-                    new_grad = fn(param.grad)
-                if new_grad is not param.grad or target is not param:
+                    new_grad = fn(grad)
+                if target is param and new_grad is not grad and not overwrite:
+                    # the gradient object stays too, as PyTorch's `param.grad.data = fn(grad)`
+                    try:
+                        grad.data = new_grad
+                    except (AttributeError, TypeError, RuntimeError):
+                        target.grad = new_grad
+                elif new_grad is not grad or target is not param:
                     target.grad = new_grad
         for key, buf in self._buffers.items():
             if buf is None:
@@ -904,6 +936,28 @@ class Module:
                 continue
             self._buffers[key] = fn(buf)
         return self
+
+    def _swap_applied(self, key: str, param: Parameter, new_data: minitorch.Tensor, fn: Callable) -> None:
+        """_apply under __future__.set_swap_module_params_on_conversion(True): param keeps its
+        identity and takes new_data's contents (utils.swap_tensors), its grad likewise."""
+        grad = param.grad
+        try:
+            if grad is not None:
+                param.grad = None
+            minitorch.utils.swap_tensors(param, Parameter(new_data, requires_grad=param.requires_grad))
+        except Exception as e:
+            if grad is not None:
+                param.grad = grad
+            raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
+        if grad is not None:
+            with minitorch.no_grad():
+                new_grad = fn(grad)
+            new_grad.requires_grad_(grad.requires_grad)
+            try:
+                minitorch.utils.swap_tensors(grad, new_grad)
+            except Exception as e:
+                raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}.grad") from e
+            param.grad = grad
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """to(device), to(dtype), to(tensor), to(device, dtype): move/cast parameters and buffers.
