@@ -3,22 +3,19 @@
 #include <stdint.h>
 
 #include "cuda/device_math.h"
+#include "cuda/grid_stride.h"
 #include "cuda/kernels_index_fill_nn.h"
 
 extern "C" {
 #include "ops/range_point.h"
 }
 
-#define GRID_STRIDE(i, n)                                                     \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)gridDim.x * blockDim.x)
-
 // out (n) = the range's values, cast to T as the CPU's mt_store_scalar casts
 template <typename T>
 __global__ void
 range_kernel(mt_cuda_range p)
 {
-    GRID_STRIDE(i, p.n)
+    MT_CUDA_GRID_STRIDE(i, p.n)
     {
         T v;
         if (p.mode == 0) {
@@ -41,7 +38,7 @@ template <typename T>
 __global__ void
 eye_kernel(char *out, int64_t n, int64_t m)
 {
-    GRID_STRIDE(i, n * m)
+    MT_CUDA_GRID_STRIDE(i, n * m)
     {
         ((T *)out)[i] = (T)(i / m == i % m);
     }
@@ -53,7 +50,7 @@ __global__ void
 triangle_kernel(const char *x, char *out, int64_t total, int64_t rows, int64_t cols, int64_t k,
                 int lower)
 {
-    GRID_STRIDE(i, total)
+    MT_CUDA_GRID_STRIDE(i, total)
     {
         const int64_t c = i % cols, r = (i / cols) % rows;
         const bool keep = lower ? c - r <= k : c - r >= k;

@@ -7,11 +7,8 @@
 #include "core/grid_math.h"
 #include "cuda/device_math.h"
 #include "cuda/grid_sample.h"
+#include "cuda/grid_stride.h"
 #include "cuda/kernels.h"
-
-#define GRID_STRIDE(i, n)                                                     \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)gridDim.x * blockDim.x)
 
 // The source position (ix, iy) of grid point (n, h, w), and its derivatives, in T
 static __device__ __forceinline__ void
@@ -55,7 +52,7 @@ __global__ void
 grid_forward_kernel(mt_cuda_grid g, const T *in, const T *grid, T *out)
 {
     const int64_t plane = g.OH * g.OW;
-    GRID_STRIDE(e, g.N * plane)
+    MT_CUDA_GRID_STRIDE(e, g.N * plane)
     {
         const int64_t n = e / plane, p = e % plane;
         const T *x = in + n * g.is[0];
@@ -115,7 +112,7 @@ __global__ void
 grid_backward_kernel(mt_cuda_grid g, const T *go, const T *in, const T *grid, T *gin, T *ggrid)
 {
     const int64_t plane = g.OH * g.OW, HW = g.H * g.W;
-    GRID_STRIDE(e, g.N * plane)
+    MT_CUDA_GRID_STRIDE(e, g.N * plane)
     {
         const int64_t n = e / plane, p = e % plane, h = p / g.OW, w = p % g.OW;
         const T *x = in + n * g.is[0];
@@ -228,7 +225,7 @@ __global__ void
 grid3d_forward_kernel(mt_cuda_grid g, const T *in, const T *grid, T *out)
 {
     const int64_t vol = g.OD * g.OH * g.OW;
-    GRID_STRIDE(e, g.N * vol)
+    MT_CUDA_GRID_STRIDE(e, g.N * vol)
     {
         const int64_t n = e / vol, p = e % vol;
         T i[3], di[3];
@@ -274,7 +271,7 @@ __global__ void
 grid3d_backward_kernel(mt_cuda_grid g, const T *go, const T *in, const T *grid, T *gin, T *ggrid)
 {
     const int64_t vol = g.OD * g.OH * g.OW, DHW = g.D * g.H * g.W;
-    GRID_STRIDE(e, g.N * vol)
+    MT_CUDA_GRID_STRIDE(e, g.N * vol)
     {
         const int64_t n = e / vol, p = e % vol;
         const int64_t w = p % g.OW, h = p / g.OW % g.OH, d = p / (g.OW * g.OH);

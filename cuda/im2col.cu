@@ -3,11 +3,8 @@
 // stride; consecutive threads write (and mostly read) consecutive elements.
 #include "cuda/conv_gemm.h"
 #include "cuda/device_math.h"
+#include "cuda/grid_stride.h"
 #include "cuda/kernels.h"
-
-#define GRID_STRIDE(i, n)                                                     \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)gridDim.x * blockDim.x)
 
 // x (n, c, h, w) -> col (n, c, kh, kw, oh, ow): col[n, c, i, j, y, z] =
 // x[n, c, y * sh - ph + i * dh, z * sw - pw + j * dw], 0 where that is padding
@@ -16,7 +13,7 @@ __global__ void
 im2col_kernel(mt_cuda_col_geom g, const T *x, T *col)
 {
     const int64_t total = g.n * g.c * g.kh * g.kw * g.oh * g.ow;
-    GRID_STRIDE(e, total)
+    MT_CUDA_GRID_STRIDE(e, total)
     {
         int64_t r = e;
         const int64_t z = r % g.ow, y = (r /= g.ow) % g.oh, j = (r /= g.oh) % g.kw;
@@ -35,7 +32,7 @@ __global__ void
 col2im_kernel(mt_cuda_col_geom g, const T *col, T *x)
 {
     const int64_t total = g.n * g.c * g.h * g.w;
-    GRID_STRIDE(e, total)
+    MT_CUDA_GRID_STRIDE(e, total)
     {
         const int64_t iw = e % g.w, ih = e / g.w % g.h, plane = e / (g.w * g.h);
         const T *cp = col + plane * g.kh * g.kw * g.oh * g.ow;

@@ -7,11 +7,8 @@
 
 #include "cuda/device_assert.h"
 #include "cuda/device_math.h"
+#include "cuda/grid_stride.h"
 #include "cuda/kernels_index_fill_nn.h"
-
-#define GRID_STRIDE(i, n)                                                     \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)gridDim.x * blockDim.x)
 
 // Atomic dst += v for the accumulating modes: positions may repeat.
 static __device__ __forceinline__ void
@@ -98,7 +95,7 @@ template <typename T, int Mode>
 __global__ void
 move_kernel(mt_cuda_move p)
 {
-    GRID_STRIDE(i, p.n)
+    MT_CUDA_GRID_STRIDE(i, p.n)
     {
         int64_t off[3] = {0, 0, 0}, rest = i;
         for (int d = p.ndim - 1; d >= 0; d--) {
@@ -131,7 +128,7 @@ __global__ void
 range_check_kernel(int64_t *v, int64_t n, int64_t lo, int64_t hi, mt_cuda_assert_record *rec,
                    int kind)
 {
-    GRID_STRIDE(i, n)
+    MT_CUDA_GRID_STRIDE(i, n)
     {
         if (v[i] < lo || v[i] >= hi) {
             mt_cuda_assert_fail(rec, kind, (long long)v[i], (long long)hi);
@@ -143,7 +140,7 @@ range_check_kernel(int64_t *v, int64_t n, int64_t lo, int64_t hi, mt_cuda_assert
 __global__ void
 add_offsets_kernel(int64_t *pos, const int64_t *v, int64_t n, int64_t size, int64_t step)
 {
-    GRID_STRIDE(i, n)
+    MT_CUDA_GRID_STRIDE(i, n)
     {
         const int64_t j = v[i];
         if (j == MT_CUDA_BAD_POSITION || pos[i] == MT_CUDA_BAD_POSITION) {

@@ -8,6 +8,7 @@
 
 #include "core/half.h"
 #include "cuda/device_math.h"
+#include "cuda/grid_stride.h"
 #include "cuda/kernels.h"
 #include "ops/elementwise_table.h"
 
@@ -312,8 +313,8 @@ template <typename To, typename From>
 __global__ void
 cast_kernel(mt_cuda_ew p)
 {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, p.n)
+    {
         int64_t off[MT_CUDA_MAX_OPERANDS] = {i, i, i, i};
         offsets_of(p, i, off);
         const From v = load_((const From *)p.data[1] + off[1]);

@@ -6,6 +6,7 @@
 #include "cuda/block_sum.h"
 #include "cuda/device_assert.h"
 #include "cuda/device_math.h"
+#include "cuda/grid_stride.h"
 #include "cuda/kernels_index_fill_nn.h"
 
 // x, y (rows, n); y = (x - mean) / sqrt(var + eps) * w + b, mean and biased var per row
@@ -35,8 +36,8 @@ bce_kernel(const char *xv, const char *tv, const char *pwv, char *outv, int64_t 
            mt_cuda_assert_record *rec)
 {
     const T *x = (const T *)xv, *t = (const T *)tv, *pw = (const T *)pwv;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, n)
+    {
         const T xi = x[i], ti = t[i];
         T v;
         if constexpr (Logits == 0) {
@@ -62,8 +63,8 @@ embedding_backward_kernel(const char *gv, const int64_t *ix, const char *countsv
                           int64_t n, int64_t dim, int64_t padding_idx)
 {
     const T *g = (const T *)gv, *counts = (const T *)countsv;
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n * dim;
-         e += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(e, n * dim)
+    {
         const int64_t i = e / dim, j = e % dim, v = ix[i];
         if (v == padding_idx || v == MT_CUDA_BAD_POSITION) {
             continue;
@@ -78,8 +79,8 @@ template <typename T>
 __global__ void
 count_kernel(const int64_t *ix, char *counts, int64_t n)
 {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, n)
+    {
         if (ix[i] != MT_CUDA_BAD_POSITION) {
             atomicAdd((T *)counts + ix[i], (T)1);
         }
@@ -110,8 +111,8 @@ nll_kernel(const char *xv, const int64_t *t, const double *w, char *lossv, doubl
 {
     const T *x = (const T *)xv;
     T *loss = (T *)lossv;
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < N * K;
-         e += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(e, N * K)
+    {
         const int64_t n = e / K, k = e % K, ti = t[e];
         loss[e] = (T)0;
         wt[e] = 0;

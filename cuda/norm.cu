@@ -6,11 +6,8 @@
 
 #include "cuda/block_sum.h"
 #include "cuda/device_assert.h"
+#include "cuda/grid_stride.h"
 #include "cuda/norm.h"
-
-#define GRID_STRIDE(e, n)                                                     \
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < (n); \
-         e += (int64_t)gridDim.x * blockDim.x)
 
 // x (outer, C, inner); mean, var (C)
 template <typename T>
@@ -35,7 +32,7 @@ bn_apply_kernel(const char *xv, char *yv, int64_t n, int64_t C, int64_t inner, c
                 const double *var, double eps, const double *w, const double *b)
 {
     const T *x = (const T *)xv;
-    GRID_STRIDE(e, n)
+    MT_CUDA_GRID_STRIDE(e, n)
     {
         const int64_t c = e / inner % C;
         const double k = (w ? w[c] : 1.0) / sqrt(var[c] + eps);
@@ -47,7 +44,7 @@ bn_apply_kernel(const char *xv, char *yv, int64_t n, int64_t C, int64_t inner, c
 __global__ void
 bn_update_kernel(double *running, const double *stat, int64_t C, double momentum, double correction)
 {
-    GRID_STRIDE(c, C)
+    MT_CUDA_GRID_STRIDE(c, C)
     {
         running[c] = (1 - momentum) * running[c] + momentum * stat[c] * correction;
     }
@@ -142,7 +139,7 @@ ln_backward_cols_kernel(const char *gv, const char *xv, int64_t rows, int64_t n,
                         const double *stats, char *gwv, char *gbv)
 {
     const T *g = (const T *)gv, *x = (const T *)xv;
-    GRID_STRIDE(j, n)
+    MT_CUDA_GRID_STRIDE(j, n)
     {
         double gw = 0, gb = 0;
         for (int64_t r = 0; r < rows; r++) {
@@ -186,7 +183,7 @@ nll_back_kernel(const double *g, const int64_t *t, const double *w, char *gxv, i
                 int64_t K, int64_t ignore, int none, const double *total)
 {
     const double scale = total ? 1.0 / *total : 1.0;
-    GRID_STRIDE(e, N * K)
+    MT_CUDA_GRID_STRIDE(e, N * K)
     {
         const int64_t ti = t[e];
         if (ti == ignore || ti < 0 || ti >= C) {

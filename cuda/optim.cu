@@ -2,13 +2,11 @@
 // element, with core/optim_math.h's formulas (the CPU loops' own). Adam's bias corrections are
 // computed on the device from the step count, which stays on the device as PyTorch's fused
 // optimizers keep it, so a step never waits for the host.
+#include "cuda/grid_stride.h"
 #include "cuda/optim.h"
 
 // operand k's element i, or NULL where the options keep no such state
 #define AT(k, T) (p.ops[k] ? (T *)p.ops[k] + i : nullptr)
-#define GRID_STRIDE(i, n)                                                     \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)gridDim.x * blockDim.x)
 
 // step (one element) += 1, in its dtype
 __global__ void
@@ -28,7 +26,7 @@ optim_step_kernel(mt_cuda_optim p)
     __global__ void sgd_##sfx##_kernel(mt_cuda_optim p)                                     \
     {                                                                                       \
         const mt_sgd_coef_##sfx c = mt_sgd_coef_##sfx##_of(p.sgd);                          \
-        GRID_STRIDE(i, p.n)                                                                 \
+        MT_CUDA_GRID_STRIDE(i, p.n)                                                         \
         {                                                                                   \
             mt_sgd_update_##sfx(AT(0, T), *AT(1, T), AT(2, T), &c);                         \
         }                                                                                   \
@@ -37,7 +35,7 @@ optim_step_kernel(mt_cuda_optim p)
     {                                                                                       \
         const double step = p.step_f64 ? *(const double *)p.step : *(const float *)p.step;  \
         const mt_adam_coef_##sfx c = mt_adam_coef_##sfx##_of(p.adam, step);                 \
-        GRID_STRIDE(i, p.n)                                                                 \
+        MT_CUDA_GRID_STRIDE(i, p.n)                                                         \
         {                                                                                   \
             mt_adam_update_##sfx(AT(0, T), *AT(1, T), AT(2, T), AT(3, T), AT(4, T), &c);    \
         }                                                                                   \
@@ -45,7 +43,7 @@ optim_step_kernel(mt_cuda_optim p)
     __global__ void rmsprop_##sfx##_kernel(mt_cuda_optim p)                                 \
     {                                                                                       \
         const mt_rmsprop_coef_##sfx c = mt_rmsprop_coef_##sfx##_of(p.rmsprop);              \
-        GRID_STRIDE(i, p.n)                                                                 \
+        MT_CUDA_GRID_STRIDE(i, p.n)                                                         \
         {                                                                                   \
             mt_rmsprop_update_##sfx(AT(0, T), *AT(1, T), AT(2, T), AT(3, T), AT(4, T), &c); \
         }                                                                                   \

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "cuda/device_assert.h"
+#include "cuda/grid_stride.h"
 #include "cuda/kernels.h"
 
 namespace
@@ -139,8 +140,8 @@ max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_re
 {
     (void)bad;
     const int64_t n = g.planes * g.od * g.oh * g.ow, step[3] = {g.dd, g.dh, g.dw};
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, n)
+    {
         int64_t p, od, oh, ow, b[6], at;
         position(g, i, &p, &od, &oh, &ow);
         taps(od, g.d, g.kd, g.sd, g.pd, g.dd, &b[0], &b[1]);
@@ -160,8 +161,8 @@ adaptive_max_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_asser
 {
     (void)bad;
     const int64_t n = g.planes * g.od * g.oh * g.ow, step[3] = {1, 1, 1};
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, n)
+    {
         int64_t p, od, oh, ow, b[6];
         position(g, i, &p, &od, &oh, &ow);
         adaptive_window(g, od, oh, ow, b);
@@ -177,8 +178,8 @@ avg_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_re
     (void)idx;
     (void)bad;
     const int64_t n = g.planes * g.od * g.oh * g.ow;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, n)
+    {
         int64_t p, od, oh, ow, b[6];
         position(g, i, &p, &od, &oh, &ow);
         const int64_t divide = mt_avg_pool_window(&g, od, oh, ow, b);
@@ -195,8 +196,8 @@ adaptive_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_asse
     (void)idx;
     (void)bad;
     const int64_t n = g.planes * g.od * g.oh * g.ow;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, n)
+    {
         int64_t p, od, oh, ow, b[6];
         position(g, i, &p, &od, &oh, &ow);
         adaptive_window(g, od, oh, ow, b);
@@ -212,8 +213,8 @@ __global__ void
 max_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_record *bad)
 {
     const int64_t n = g.planes * g.od * g.oh * g.ow, volume = g.d * g.h * g.w;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, n)
+    {
         const int64_t p = i / (g.od * g.ow * g.oh), at = idx[i];
         if (at < 0 || at >= volume) {
             mt_cuda_assert_fail(bad,
@@ -233,8 +234,8 @@ avg_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_
     (void)idx;
     (void)bad;
     const int64_t n = g.planes * g.od * g.oh * g.ow;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, n)
+    {
         int64_t p, od, oh, ow, b[6];
         position(g, i, &p, &od, &oh, &ow);
         const int64_t divide = mt_avg_pool_window(&g, od, oh, ow, b);
@@ -253,8 +254,8 @@ adaptive_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_as
     (void)idx;
     (void)bad;
     const int64_t n = g.planes * g.od * g.oh * g.ow;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, n)
+    {
         int64_t p, od, oh, ow, b[6];
         position(g, i, &p, &od, &oh, &ow);
         adaptive_window(g, od, oh, ow, b);

@@ -12,6 +12,7 @@ extern "C" {
 }
 #include "cuda/device_assert.h"
 #include "cuda/device_math.h"
+#include "cuda/grid_stride.h"
 #include "cuda/kernels_index_fill_nn.h"
 #include "ops/elementwise_forms.h"
 
@@ -175,8 +176,8 @@ template <typename T, typename Sampler>
 __global__ void
 rand_kernel(mt_cuda_rand p)
 {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, p.n)
+    {
         const u32x4 c = {{(uint32_t)i, (uint32_t)((uint64_t)i >> 32), (uint32_t)p.offset,
                           (uint32_t)(p.offset >> 32)}};
         const element e = {p, i, philox(c, (uint32_t)p.seed, (uint32_t)(p.seed >> 32))};
@@ -189,8 +190,8 @@ rand_kernel(mt_cuda_rand p)
 __global__ void
 unit_interval_check_kernel(const double *p, int64_t n, mt_cuda_assert_record *rec)
 {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(i, n)
+    {
         if (!(p[i] >= 0 && p[i] <= 1)) {
             mt_cuda_assert_fail(rec, MT_CUDA_ASSERT_BERNOULLI_P, 0, 1);
         }

@@ -7,6 +7,7 @@
 
 #include "cuda/block_sum.h"
 #include "cuda/device_math.h"
+#include "cuda/grid_stride.h"
 #include "cuda/kernels.h"
 
 // ---- ops along one dim whose result has the input's shape: one thread per lane ----
@@ -91,9 +92,23 @@ softmax_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
 
 // ---- the same along the last dim (inner 1): a row per block, or per warp ----
 
+// The rows a thread's group takes, first, first + step, ...: PerWarp (short rows), warp w of
+// the block takes rows blockIdx.x * warps + w, + gridDim.x * warps, ...; else the block takes
+// rows blockIdx.x, + gridDim.x, .... lane is the thread's place in its group of group threads.
+template <bool PerWarp> struct RowGroup {
+    int64_t group, lane, first, step;
+    __device__ RowGroup()
+    {
+        const int64_t warps = blockDim.x / 32;
+        group = PerWarp ? 32 : blockDim.x;
+        lane = threadIdx.x % group;
+        first = PerWarp ? blockIdx.x * warps + threadIdx.x / 32 : blockIdx.x;
+        step = PerWarp ? gridDim.x * warps : gridDim.x;
+    }
+};
+
 // x, y (rows, n) contiguous; y = softmax (IsLog: log_softmax) of each row, as softmax_kernel.
-// PerWarp (short rows): warp w of the block takes rows blockIdx.x * warps + w, + gridDim.x *
-// warps, ...; else the block takes rows blockIdx.x, + gridDim.x, .... The group's threads read
+// A row per block, or per warp (PerWarp, short rows): RowGroup's rows. The group's threads read
 // consecutive elements (coalesced); the max and the sum are folded by warp shuffles (then
 // shared memory across the block's warps), in double.
 template <typename T, bool IsLog, bool PerWarp>
@@ -101,11 +116,9 @@ __global__ void
 softmax_rows_kernel(const T *x, T *y, int64_t rows, int64_t n)
 {
     __shared__ double buf[32];
-    const int64_t group = PerWarp ? 32 : blockDim.x, lane = threadIdx.x % group;
-    const int64_t warps = blockDim.x / 32;
-    const int64_t first = PerWarp ? blockIdx.x * warps + threadIdx.x / 32 : blockIdx.x;
-    const int64_t step = PerWarp ? gridDim.x * warps : gridDim.x;
-    for (int64_t r = first; r < rows; r += step) { // the same trip count in a whole group
+    const RowGroup<PerWarp> rg;
+    const int64_t group = rg.group, lane = rg.lane;
+    for (int64_t r = rg.first; r < rows; r += rg.step) { // the same trip count in a whole group
         const T *xr = x + r * n;
         T *yr = y + r * n;
         double m = -INFINITY;
@@ -156,8 +169,8 @@ softmax_back_kernel(const T *g, const T *y, T *gx, int64_t outer, int64_t n, int
 {
     using B = SoftmaxBack<T, IsLog>;
     const int64_t lanes = outer * inner;
-    for (int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; l < lanes;
-         l += (int64_t)gridDim.x * blockDim.x) {
+    MT_CUDA_GRID_STRIDE(l, lanes)
+    {
         const int64_t base = l / inner * n * inner + l % inner;
         double s = 0;
         for (int64_t j = 0; j < n; j++) {
@@ -177,11 +190,9 @@ softmax_back_rows_kernel(const T *g, const T *y, T *gx, int64_t rows, int64_t n)
 {
     using B = SoftmaxBack<T, IsLog>;
     __shared__ double buf[32];
-    const int64_t group = PerWarp ? 32 : blockDim.x, lane = threadIdx.x % group;
-    const int64_t warps = blockDim.x / 32;
-    const int64_t first = PerWarp ? blockIdx.x * warps + threadIdx.x / 32 : blockIdx.x;
-    const int64_t step = PerWarp ? gridDim.x * warps : gridDim.x;
-    for (int64_t r = first; r < rows; r += step) { // the same trip count in a whole group
+    const RowGroup<PerWarp> rg;
+    const int64_t group = rg.group, lane = rg.lane;
+    for (int64_t r = rg.first; r < rows; r += rg.step) { // the same trip count in a whole group
         const T *gr = g + r * n, *yr = y + r * n;
         double s = 0;
         for (int64_t j = lane; j < n; j += group) {

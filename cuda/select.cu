@@ -5,17 +5,14 @@
 #include <cub/device/device_scan.cuh>
 
 #include "cuda/device_math.h"
+#include "cuda/grid_stride.h"
 #include "cuda/select.h"
-
-#define GRID_STRIDE(i, n)                                                     \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)gridDim.x * blockDim.x)
 
 // incl (n) the inclusive sum of 0/1 flags; out (count, ndim) = coordinates of flagged elements
 __global__ void
 nonzero_kernel(mt_cuda_nz p)
 {
-    GRID_STRIDE(i, p.n)
+    MT_CUDA_GRID_STRIDE(i, p.n)
     {
         const int64_t row = i > 0 ? p.incl[i - 1] : 0;
         if (p.incl[i] == row) {
@@ -34,7 +31,7 @@ template <typename T>
 __global__ void
 select_kernel(const int64_t *incl, const char *src, char *out, int64_t n)
 {
-    GRID_STRIDE(i, n)
+    MT_CUDA_GRID_STRIDE(i, n)
     {
         const int64_t row = i > 0 ? incl[i - 1] : 0;
         if (incl[i] != row) {

@@ -7,12 +7,9 @@
 #include <cub/device/device_segmented_sort.cuh>
 
 #include "cuda/device_math.h"
+#include "cuda/grid_stride.h"
 #include "cuda/kernels.h"
 #include "cuda/sort.h"
-
-#define GRID_LOOP(i, n)                                                       \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)gridDim.x * blockDim.x)
 
 template <typename T> struct key_of;
 template <> struct key_of<bool> {
@@ -68,7 +65,7 @@ keys_kernel(const char *x, char *keys, int32_t *pos, int64_t outer, int64_t n, i
             int desc)
 {
     typedef typename key_of<T>::U U;
-    GRID_LOOP(e, outer * n * inner)
+    MT_CUDA_GRID_STRIDE(e, outer * n * inner)
     {
         const int64_t i = e % inner, j = (e / inner) % n, o = e / (inner * n);
         const int64_t at = (o * inner + i) * n + j;
@@ -81,7 +78,7 @@ keys_kernel(const char *x, char *keys, int32_t *pos, int64_t outer, int64_t n, i
 __global__ void
 steps_kernel(int32_t *out, int64_t count, int64_t step)
 {
-    GRID_LOOP(r, count)
+    MT_CUDA_GRID_STRIDE(r, count)
     {
         out[r] = (int32_t)(r * step);
     }
@@ -93,7 +90,7 @@ __global__ void
 gather_kernel(const char *x, const int32_t *pos, char *values, int64_t *indices, int64_t outer,
               int64_t n, int64_t inner, int64_t k)
 {
-    GRID_LOOP(e, outer * k * inner)
+    MT_CUDA_GRID_STRIDE(e, outer * k * inner)
     {
         const int64_t i = e % inner, j = (e / inner) % k, o = e / (inner * k);
         const int64_t p = pos[(o * inner + i) * n + j];
@@ -110,7 +107,7 @@ __global__ void
 flags_kernel(const char *s, int32_t *flags, int64_t n)
 {
     const T *v = (const T *)s;
-    GRID_LOOP(j, n)
+    MT_CUDA_GRID_STRIDE(j, n)
     {
         flags[j] = j == 0 || !(load_(v + j) == load_(v + j - 1));
     }
@@ -122,7 +119,7 @@ __global__ void
 scatter_kernel(const char *s, const int64_t *perm, const int32_t *flags, const int32_t *group,
                char *u, int64_t *inverse, int64_t *starts, int64_t n)
 {
-    GRID_LOOP(j, n)
+    MT_CUDA_GRID_STRIDE(j, n)
     {
         const int64_t g = group[j] - 1;
         inverse[perm[j]] = g;
@@ -137,7 +134,7 @@ scatter_kernel(const char *s, const int64_t *perm, const int32_t *flags, const i
 __global__ void
 counts_kernel(const int64_t *starts, int64_t *counts, int64_t groups, int64_t n)
 {
-    GRID_LOOP(g, groups)
+    MT_CUDA_GRID_STRIDE(g, groups)
     {
         counts[g] = (g + 1 < groups ? starts[g + 1] : n) - starts[g];
     }

@@ -4,11 +4,8 @@
 #include <stdint.h>
 
 #include "cuda/device_math.h"
+#include "cuda/grid_stride.h"
 #include "cuda/stats.h"
-
-#define GRID_STRIDE(i, n)                                                     \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)gridDim.x * blockDim.x)
 
 // x (n); out (bins) += 1 at (x - lo) * bins / (hi - lo) for x in [lo, hi], in T
 template <typename T>
@@ -16,7 +13,7 @@ __global__ void
 histc_kernel(mt_cuda_histc p)
 {
     const T l = (T)p.lo, h = (T)p.hi;
-    GRID_STRIDE(i, p.n)
+    MT_CUDA_GRID_STRIDE(i, p.n)
     {
         const T v = ((const T *)p.x)[i];
         if (!(v >= l && v <= h)) {
@@ -32,7 +29,7 @@ histc_kernel(mt_cuda_histc p)
 __global__ void
 bincount_kernel(mt_cuda_bincount p)
 {
-    GRID_STRIDE(i, p.n)
+    MT_CUDA_GRID_STRIDE(i, p.n)
     {
         atomicAdd((unsigned long long *)p.out + p.x[i], 1ULL);
     }
@@ -43,7 +40,7 @@ template <typename T>
 __global__ void
 bincount_weighted_kernel(mt_cuda_bincount p)
 {
-    GRID_STRIDE(i, p.n)
+    MT_CUDA_GRID_STRIDE(i, p.n)
     {
         atomicAdd((T *)p.out + p.x[i], ((const T *)p.weights)[i]);
     }
@@ -55,7 +52,7 @@ template <typename T>
 __global__ void
 searchsorted_kernel(mt_cuda_search p)
 {
-    GRID_STRIDE(i, p.n)
+    MT_CUDA_GRID_STRIDE(i, p.n)
     {
         const int64_t row = p.one_row || p.k == 0 ? 0 : i / p.k;
         const T *r = (const T *)p.seq + row * p.len;
@@ -85,7 +82,7 @@ template <typename T>
 __global__ void
 cumext_kernel(mt_cuda_cumext p)
 {
-    GRID_STRIDE(r, p.outer * p.inner)
+    MT_CUDA_GRID_STRIDE(r, p.outer * p.inner)
     {
         const int64_t o = r / p.inner, i = r % p.inner;
         int64_t best = 0;

@@ -2,12 +2,9 @@
 // sums (cpu/upsample.c) with a thread per output point, which works out its taps itself
 // (core/resample_math.h); the backward adds each point's share into the input's gradient with
 // atomicAdd, since neighbouring points share taps.
+#include "cuda/grid_stride.h"
 #include "cuda/kernels.h"
 #include "cuda/upsample.h"
-
-#define GRID_STRIDE(i, n)                                                     \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)gridDim.x * blockDim.x)
 
 // dim d's taps of output position o, in T, for the forward or the backward (the dims an op
 // lacks: one tap of weight 1)
@@ -66,7 +63,7 @@ template <typename T>
 __global__ void
 upsample_forward_kernel(mt_resample_plan r, const T *x, T *out)
 {
-    GRID_STRIDE(e, r.planes * r.out[0] * r.out[1] * r.out[2])
+    MT_CUDA_GRID_STRIDE(e, r.planes * r.out[0] * r.out[1] * r.out[2])
     {
         point<T> q;
         locate(r, false, e, &q);
@@ -93,7 +90,7 @@ template <typename T>
 __global__ void
 upsample_backward_kernel(mt_resample_plan r, const T *go, T *gin)
 {
-    GRID_STRIDE(e, r.planes * r.out[0] * r.out[1] * r.out[2])
+    MT_CUDA_GRID_STRIDE(e, r.planes * r.out[0] * r.out[1] * r.out[2])
     {
         point<T> q;
         locate(r, true, e, &q);

@@ -50,7 +50,7 @@ def ew_rows():
 def rows():
     """(name, nout, flags, schema) for each row of ops.def, in its order: its MT_OP rows and, where
     it includes ops/elementwise.def, the family's MT_EW_OP lines."""
-    row = re.compile(r"^MT_OP\((\w+),\s*\w+(?:\(\w+\))?,\s*\w+(?:\(\w+\))?,\s*\w+,\s*(\w+),\s*([^,]+),\s*\"(.*)\"\)\s*$")
+    row = re.compile(r"^MT_OP\((\w+),\s*\w+(?:\(\w+\))?,\s*\w+(?:\(\w+\))?,\s*\w+(?:\(\w+\))?,\s*(\w+),\s*([^,]+),\s*\"(.*)\"\)\s*$")
     for line in uncommented(OPS_DEF).splitlines():
         m = row.match(line)
         if m:

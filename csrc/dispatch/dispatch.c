@@ -61,6 +61,7 @@ const char *const mt_key_names[MT_NUM_KEYS] = {"CPU",      "CUDA",   "Meta",
 #define MT_KERNEL_COMPOSITE(name) {mt_composite_##name, "mt_composite_" #name}
 #define MT_KERNEL__(name) {NULL, NULL}
 #define MT_KERNEL_CPU_AS(kernel) MT_KERNEL_CPU(kernel) MT_EAT /* as kernels.h's MT_DECL_CPU_AS */
+#define MT_KERNEL_COMPOSITE_AS(kernel) MT_KERNEL_COMPOSITE(kernel) MT_EAT
 static mt_kernel table[MT_NUM_OPS][MT_NUM_KEYS] = {
 #define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
     [MT_OP_##name] = {                                         \

@@ -1,6 +1,7 @@
 /* Prototypes of every kernel of _C named in ops.def: mt_cpu_<op> (or the mt_cpu_<kernel> of a
- * CPU_AS(kernel) row) and mt_composite_<op>; and the reading of the cuda column, whose kernels
- * are _C_cuda's (cuda/ops.h declares them, cuda/ops.c registers them). */
+ * CPU_AS(kernel) row) and mt_composite_<op> (or the mt_composite_<kernel> of a COMPOSITE_AS(kernel)
+ * row); and the reading of the cuda column, whose kernels are _C_cuda's (cuda/ops.h declares
+ * them, cuda/ops.c registers them). */
 #ifndef MT_KERNELS_H
 #define MT_KERNELS_H
 
@@ -10,9 +11,10 @@
 #define MT_DECL_COMPOSITE(name) mt_status mt_composite_##name(mt_args *a);
 #define MT_DECL__(name)
 /* A row's CPU_AS(kernel) pastes into MT_DECL_CPU_AS(kernel)(name): the kernel's prototype, and
- * MT_EAT takes the op's name that follows. */
+ * MT_EAT takes the op's name that follows (COMPOSITE_AS alike). */
 #define MT_EAT(name)
 #define MT_DECL_CPU_AS(kernel) MT_DECL_CPU(kernel) MT_EAT
+#define MT_DECL_COMPOSITE_AS(kernel) MT_DECL_COMPOSITE(kernel) MT_EAT
 #define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
     MT_DECL_##cpu(name) MT_DECL_##composite(name)
 #include "dispatch/ops.def"

@@ -236,12 +236,6 @@ mt_composite_linalg_inv(mt_args *a)
 }
 
 mt_status
-mt_composite_inverse(mt_args *a)
-{
-    return mt_composite_linalg_inv(a);
-}
-
-mt_status
 mt_composite_det(mt_args *a)
 {
     return mt_op_linalg_det(a->t[0], &a->out[0]);
@@ -274,12 +268,6 @@ mt_composite_linalg_cholesky(mt_args *a)
     mt_tensor *info = NULL;
     return checked(a, mt_op_linalg_cholesky_ex(a->t[0], a->b[0], false, &a->out[0], &info), &info,
                    "linalg.cholesky");
-}
-
-mt_status
-mt_composite_cholesky(mt_args *a)
-{
-    return mt_composite_linalg_cholesky(a);
 }
 
 mt_status

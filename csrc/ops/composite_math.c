@@ -56,9 +56,3 @@ mt_composite_outer(mt_args *a)
     }
     return st;
 }
-
-mt_status
-mt_composite_ger(mt_args *a)
-{
-    return mt_composite_outer(a);
-}

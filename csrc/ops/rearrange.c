@@ -404,19 +404,7 @@ mt_composite_swapaxes(mt_args *a)
 }
 
 mt_status
-mt_composite_swapdims(mt_args *a)
-{
-    return mt_op_transpose(a->t[0], a->i[0], a->i[1], &a->out[0]);
-}
-
-mt_status
 mt_composite_swapaxes_(mt_args *a)
-{
-    return mt_op_transpose_(a->t[0], a->i[0], a->i[1], &a->out[0]);
-}
-
-mt_status
-mt_composite_swapdims_(mt_args *a)
 {
     return mt_op_transpose_(a->t[0], a->i[0], a->i[1], &a->out[0]);
 }

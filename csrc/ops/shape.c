@@ -19,12 +19,6 @@ mt_composite_concat(mt_args *a)
     return mt_op_cat(a->ntl, a->tl, a->i[0], &a->out[0]);
 }
 
-mt_status
-mt_composite_concatenate(mt_args *a)
-{
-    return mt_op_cat(a->ntl, a->tl, a->i[0], &a->out[0]);
-}
-
 // self (..., size, ...) -> out (..., length, ...): elements start .. start + length of dim
 mt_status
 mt_composite_narrow(mt_args *a)
@@ -252,12 +246,6 @@ mt_composite_movedim(mt_args *a)
         }
     }
     return mt_op_permute(self, self->ndim, order, &a->out[0]);
-}
-
-mt_status
-mt_composite_moveaxis(mt_args *a)
-{
-    return mt_composite_movedim(a);
 }
 
 mt_status

@@ -151,12 +151,6 @@ mt_composite_vstack(mt_args *a)
 }
 
 mt_status
-mt_composite_row_stack(mt_args *a)
-{
-    return stack_as(a, STACK_V, "vstack");
-}
-
-mt_status
 mt_composite_dstack(mt_args *a)
 {
     return stack_as(a, STACK_D, "dstack");

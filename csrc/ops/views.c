@@ -126,60 +126,50 @@ compute_stride(const mt_tensor *t, int ndim, const int64_t *sizes, int64_t *stri
     return view_d == -1;
 }
 
-/* The size list of view/reshape with its -1 filled in. */
+/* The size list of view/reshape with its -1 filled in, and whether self can take it as a view
+ * (*viewable; strides then its strides). */
 static mt_status
-requested_sizes(const mt_args *a, int64_t *sizes)
+requested_geometry(const mt_args *a, int64_t *sizes, int64_t *strides, bool *viewable)
 {
     memcpy(sizes, a->l[0].v, sizeof(int64_t) * (size_t)a->l[0].n);
-    return infer_size(a->l[0].n, sizes, mt_tensor_numel(a->t[0]));
+    mt_status st = infer_size(a->l[0].n, sizes, mt_tensor_numel(a->t[0]));
+    *viewable = st == MT_OK && compute_stride(a->t[0], a->l[0].n, sizes, strides);
+    return st;
 }
 
 mt_status
 mt_composite_view(mt_args *a)
 {
     mt_tensor *self = a->t[0];
-    int ndim = a->l[0].n;
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
-    mt_status st = requested_sizes(a, sizes);
+    bool viewable;
+    mt_status st = requested_geometry(a, sizes, strides, &viewable);
     if (st) {
         return st;
     }
-    if (!compute_stride(self, ndim, sizes, strides)) {
+    if (!viewable) {
         return mt_fail(MT_ERUNTIME,
                        "view size is not compatible with input tensor's size and stride (at least "
                        "one dimension spans across two contiguous subspaces). Use .reshape(...) "
                        "instead.");
     }
-    return view_of(self, ndim, sizes, strides, self->offset, &a->out[0]);
-}
-
-/* _unsafe_view: view's result, which autograd records as a tensor of its own
- * (UnsafeViewBackward0), not as a view of self: how PyTorch's matmul gives back its product. */
-mt_status
-mt_composite__unsafe_view(mt_args *a)
-{
-    return mt_composite_view(a);
+    return view_of(self, a->l[0].n, sizes, strides, self->offset, &a->out[0]);
 }
 
 mt_status
 mt_composite_reshape(mt_args *a)
 {
-    mt_tensor *self = a->t[0];
-    int ndim = a->l[0].n;
+    mt_tensor *self = a->t[0], *copy;
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
-    mt_status st = requested_sizes(a, sizes);
-    if (st) {
+    bool viewable;
+    mt_status st = requested_geometry(a, sizes, strides, &viewable);
+    if (st || viewable) {
+        return st ? st : mt_op_view(self, a->l[0].n, sizes, &a->out[0]);
+    }
+    if ((st = mt_copy_contiguous(self, &copy))) {
         return st;
     }
-    if (compute_stride(self, ndim, sizes, strides)) {
-        return mt_op_view(self, ndim, sizes, &a->out[0]);
-    }
-    mt_tensor *copy;
-    st = mt_copy_contiguous(self, &copy);
-    if (st) {
-        return st;
-    }
-    st = mt_op_view(copy, ndim, sizes, &a->out[0]);
+    st = mt_op_view(copy, a->l[0].n, sizes, &a->out[0]);
     mt_tensor_release(copy);
     return st;
 }

@@ -186,6 +186,19 @@ mt_emu_cudnn_check_obj(const char *fn, const char *arg, const void *p, mt_emu_cu
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* A getter's checks: p (argument arg of fn) a live object of this kind, out (argument what) not
+ * NULL. */
+static cudnnStatus_t
+check_getter(const char *fn, const char *arg, const void *p, mt_emu_cudnn_kind kind,
+             const void *out, const char *what)
+{
+    cudnnStatus_t st = mt_emu_cudnn_check_obj(fn, arg, p, kind);
+    if (st == CUDNN_STATUS_SUCCESS && !out) {
+        st = MT_EMU_BAD_PARAM(fn, "%s is NULL", what);
+    }
+    return st;
+}
+
 static cudnnStatus_t
 create_obj(const char *fn, void **out, size_t size, mt_emu_cudnn_kind kind)
 {
@@ -273,16 +286,12 @@ cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId)
 cudnnStatus_t
 cudnnGetStream(cudnnHandle_t handle, cudaStream_t *streamId)
 {
-    const char *fn = "cudnnGetStream";
-    cudnnStatus_t st = mt_emu_cudnn_check_obj(fn, "handle", handle, MT_EMU_CUDNN_HANDLE);
-    if (st) {
-        return st;
+    cudnnStatus_t st = check_getter("cudnnGetStream", "handle", handle, MT_EMU_CUDNN_HANDLE,
+                                    streamId, "streamId");
+    if (st == CUDNN_STATUS_SUCCESS) {
+        *streamId = handle->stream;
     }
-    if (!streamId) {
-        return MT_EMU_BAD_PARAM(fn, "streamId is NULL");
-    }
-    *streamId = handle->stream;
-    return CUDNN_STATUS_SUCCESS;
+    return st;
 }
 
 cudnnStatus_t
@@ -576,16 +585,12 @@ cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDesc, int groupCo
 cudnnStatus_t
 cudnnGetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDesc, int *groupCount)
 {
-    const char *fn = "cudnnGetConvolutionGroupCount";
-    cudnnStatus_t st = mt_emu_cudnn_check_obj(fn, "convDesc", convDesc, MT_EMU_CUDNN_CONV);
-    if (st) {
-        return st;
+    cudnnStatus_t st = check_getter("cudnnGetConvolutionGroupCount", "convDesc", convDesc,
+                                    MT_EMU_CUDNN_CONV, groupCount, "groupCount");
+    if (st == CUDNN_STATUS_SUCCESS) {
+        *groupCount = convDesc->groups;
     }
-    if (!groupCount) {
-        return MT_EMU_BAD_PARAM(fn, "groupCount is NULL");
-    }
-    *groupCount = convDesc->groups;
-    return CUDNN_STATUS_SUCCESS;
+    return st;
 }
 
 cudnnStatus_t
@@ -607,14 +612,10 @@ cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc, cudnnMathType
 cudnnStatus_t
 cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc, cudnnMathType_t *mathType)
 {
-    const char *fn = "cudnnGetConvolutionMathType";
-    cudnnStatus_t st = mt_emu_cudnn_check_obj(fn, "convDesc", convDesc, MT_EMU_CUDNN_CONV);
-    if (st) {
-        return st;
+    cudnnStatus_t st = check_getter("cudnnGetConvolutionMathType", "convDesc", convDesc,
+                                    MT_EMU_CUDNN_CONV, mathType, "mathType");
+    if (st == CUDNN_STATUS_SUCCESS) {
+        *mathType = convDesc->math;
     }
-    if (!mathType) {
-        return MT_EMU_BAD_PARAM(fn, "mathType is NULL");
-    }
-    *mathType = convDesc->math;
-    return CUDNN_STATUS_SUCCESS;
+    return st;
 }
