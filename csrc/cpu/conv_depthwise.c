@@ -53,6 +53,43 @@ vec_at(const dw_plan *p, int64_t cb, int j, int64_t *first, int64_t *own)
     return at;
 }
 
+/* acc[q * v + j] += the sums of output pixel (n, oh, ow0 + q), channels cv[j] .. cv[j] + DW - 1,
+ * for the npx pixels of a strip of px; inside: every tap of every pixel reads inside the row (no
+ * test). v, px and inside are constants where it is inlined. */
+static inline __attribute__((always_inline)) FUSED void
+strip_sums(const dw_plan *p, vf *acc, int64_t n, int64_t oh, int64_t ow0, int64_t npx,
+           const int64_t *cv, int v, int px, bool inside)
+{
+    const conv_geom *g = p->g;
+    for (int64_t kh = 0; kh < g->kh; kh++) {
+        const int64_t ih = oh * g->sh + kh * g->dh - g->ph;
+        if (ih < 0 || ih >= g->h) {
+            continue;
+        }
+        const float *xrow = p->x + (n * g->h + ih) * g->w * g->c;
+        for (int64_t kw = 0; kw < g->kw; kw++) {
+            const float *wt = p->wp + (kh * g->kw + kw) * g->c;
+            vf wv[4];
+            for (int j = 0; j < v; j++) {
+                memcpy(&wv[j], wt + cv[j], sizeof(vf));
+            }
+            /* unrolled, so that acc's indices are constants and acc stays in registers */
+#pragma GCC unroll 24
+            for (int q = 0; q < px; q++) {
+                /* a pixel in the padding, or past the row's last, reads zeros */
+                const int64_t iw = (ow0 + q) * g->sw + kw * g->dw - g->pw;
+                const float *xp = inside || (q < npx && iw >= 0 && iw < g->w) ? xrow + iw * g->c
+                                                                              : p->zeros;
+                for (int j = 0; j < v; j++) {
+                    vf xv;
+                    memcpy(&xv, xp + cv[j], sizeof(vf));
+                    acc[q * v + j] += xv * wv[j];
+                }
+            }
+        }
+    }
+}
+
 /* Work item `item`: output row r = (n, oh), channel block cb of v vectors, px output pixels a
  * strip (v * px = DACC); v and px are constants where it is inlined. */
 static inline __attribute__((always_inline)) FUSED void
@@ -70,44 +107,32 @@ dw_row(const dw_plan *p, int64_t item, int v, int px)
         for (int j = 0; j < v && p->bias; j++) {
             memcpy(&b[j], p->bias + cv[j], sizeof(vf));
         }
+#pragma GCC unroll 24
         for (int q = 0; q < px; q++) {
             for (int j = 0; j < v; j++) {
                 acc[q * v + j] = b[j];
             }
         }
-        for (int64_t kh = 0; kh < g->kh; kh++) {
-            const int64_t ih = oh * g->sh + kh * g->dh - g->ph;
-            if (ih < 0 || ih >= g->h) {
-                continue;
-            }
-            const float *xrow = p->x + (n * g->h + ih) * g->w * g->c;
-            for (int64_t kw = 0; kw < g->kw; kw++) {
-                const float *wt = p->wp + (kh * g->kw + kw) * g->c;
-                vf wv[4];
-                for (int j = 0; j < v; j++) {
-                    memcpy(&wv[j], wt + cv[j], sizeof(vf));
-                }
-                for (int q = 0; q < px; q++) {
-                    /* a pixel in the padding, or past the row's last, reads zeros */
-                    const int64_t iw = (ow0 + q) * g->sw + kw * g->dw - g->pw;
-                    const float *xp = q < npx && iw >= 0 && iw < g->w ? xrow + iw * g->c : p->zeros;
-                    for (int j = 0; j < v; j++) {
-                        vf xv;
-                        memcpy(&xv, xp + cv[j], sizeof(vf));
-                        acc[q * v + j] += xv * wv[j];
-                    }
-                }
-            }
+        /* a strip whose pixels read inside the row at every tap: no test per pixel and tap */
+        if (npx == px && ow0 * g->sw - g->pw >= 0 &&
+            (ow0 + px - 1) * g->sw + (g->kw - 1) * g->dw - g->pw < g->w) {
+            strip_sums(p, acc, n, oh, ow0, npx, cv, v, px, true);
+        } else {
+            strip_sums(p, acc, n, oh, ow0, npx, cv, v, px, false);
         }
-        float sums[DACC][DW]; /* out of the registers (constant indices keep acc in them) */
-        for (int k = 0; k < DACC; k++) {
-            memcpy(sums[k], &acc[k], sizeof(vf));
-        }
-        for (int64_t q = 0; q < npx; q++) {
+        /* q and j constant once unrolled (acc stays in registers): whole vectors stored as
+         * such, a last partial one through memory */
+#pragma GCC unroll 24
+        for (int q = 0; q < px; q++) {
             float *dst = p->out + (r * g->ow + ow0 + q) * g->c;
-            for (int j = 0; j < v; j++) {
-                memcpy(dst + first[j], sums[q * v + j] + (first[j] - cv[j]),
-                       (size_t)own[j] * sizeof(float));
+            for (int j = 0; j < v && q < npx; j++) {
+                if (own[j] == DW) {
+                    memcpy(dst + first[j], &acc[q * v + j], sizeof(vf));
+                    continue;
+                }
+                float part[DW];
+                memcpy(part, &acc[q * v + j], sizeof(vf));
+                memcpy(dst + first[j], part + (first[j] - cv[j]), (size_t)own[j] * sizeof(float));
             }
         }
     }

@@ -285,15 +285,22 @@ weight_direct_nhwc(const float *go, const float *x, float *gw, const conv_geom *
  * output channels side by side) and broadcasts the channel's value at each of its xp pixels (a
  * pixel whose input lies in the padding, or past the last, reads a row of zeros). xv is 4 (64
  * channels, 6 pixels: 10 loads for 24 multiply-adds) where a group has more than 32 output
- * channels, 2 (32 channels, 12 pixels) where it has 17 to 32, else 1 (16 channels, 24 pixels).
+ * channels, 2 (32 channels, 12 pixels) where it has 17 to 32, else 1 (16 channels, 12 pixels).
  * conv2d's input gradient with unit strides runs here as the convolution of grad_output with the
  * flipped weight (conv_backward.c). */
 
-#define XACC 24 /* vectors of sums of an item: xp * xv */
+#define XACC 24 /* vectors of sums of an item: xp * xv (xv = 2 or 4) */
+#define XP1 12 /* pixels of an item with one vector (24: their pointers outnumber the registers) */
+/* Most floats of a kernel row's run (KW*C, one group) that a pixel at a row's edge copies, in
+ * items of one vector of output channels: few input channels, whose runs are short, where the
+ * taps one by one cost more than the copy (conv3d (8, 4, 16^3) with 16 3x3x3 filters: 3.6 ->
+ * 2.4 ms; with 64 output channels, 6 pixels an item, the copies cost more than they saved: CIFAR's
+ * first layer 1.7 -> 2.1 ms) */
+#define EDGE_RUN 64
 
 typedef struct conv_nhwc {
     const conv3_geom *g3;
-    const conv_geom *g;                 /* g3's depth slice (its channels are g3->c) */
+    const conv_geom *g; /* g3's depth slice (its channels are g3->c) */
     const float *x, *wp, *bias, *zeros; /* bias dense or NULL; zeros: a pixel's channels of 0 */
     float *out;
     int64_t c, cg, og, ogp, oblocks, xblocks; /* ogp: og rounded up to xv*DW */
@@ -345,6 +352,7 @@ item_sums(const conv_nhwc *p, int64_t item, int xv, int xp)
     }
     /* a pixel's input at tap (0, 0, 0), its volume's first depth slice */
     int64_t id0[XACC], ih0[XACC], iw0[XACC], base[XACC];
+    float edge[XACC][EDGE_RUN]; /* the runs of pixels at a row's edges */
     for (int q = 0; q < xp; q++) {
         const int64_t px = q < npx ? px0 + q : px0, r = px / g->ow, v = r / g->oh;
         /* a pixel past the last reads slices before the volume at every tap: zeros */
@@ -366,6 +374,20 @@ item_sums(const conv_nhwc *p, int64_t item, int xv, int xp)
             const bool rin = id >= 0 && id < g3->d && ih >= 0 && ih < g->h;
             rows[q] = rin ? p->x + ((base[q] + id) * g->h + ih) * g->w * p->c : NULL;
             const bool in = rin && iw >= 0 && iw + g->kw <= g->w;
+            if (rin && !in && row && xv == 1 && g->kw * p->c <= EDGE_RUN) {
+                /* a pixel at the row's left or right edge: its run copied, zeros for the taps in
+                 * the padding, so that the row's pixels still go as runs */
+                for (int64_t j = 0; j < g->kw; j++) {
+                    float *at = edge[q] + j * p->c;
+                    if (iw + j >= 0 && iw + j < g->w) {
+                        memcpy(at, rows[q] + (iw + j) * p->c, (size_t)p->c * sizeof(float));
+                    } else {
+                        memset(at, 0, (size_t)p->c * sizeof(float));
+                    }
+                }
+                xr[q] = edge[q];
+                continue;
+            }
             row = row && (in || !rin);
             xr[q] = in ? rows[q] + iw * p->c : p->zeros;
         }
@@ -402,7 +424,7 @@ conv_nhwc_item(const conv_nhwc *p, int64_t item)
     } else if (p->xv == 2) {
         item_sums(p, item, 2, XACC / 2);
     } else {
-        item_sums(p, item, 1, XACC);
+        item_sums(p, item, 1, XP1);
     }
 }
 
@@ -463,7 +485,8 @@ conv_ndhwc(const float *x, const float *w, const float *bias, float *out, bool f
     p.xv = p.og > 2 * DW ? 4 : p.og > DW ? 2 : 1;
     p.ogp = (p.og + p.xv * DW - 1) / (p.xv * DW) * (p.xv * DW);
     p.oblocks = p.ogp / (p.xv * DW);
-    p.xblocks = (g->n * g3->od * g->oh * g->ow + XACC / p.xv - 1) / (XACC / p.xv);
+    const int64_t px = p.xv == 1 ? XP1 : XACC / p.xv;
+    p.xblocks = (g->n * g3->od * g->oh * g->ow + px - 1) / px;
     const int64_t taps = g3->kd * g->kh * g->kw, np = g->groups * taps * p.cg * p.ogp;
     mt_tensor *packed = NULL;
     int64_t numel = np + g->kw * p.cg; /* the packed weights, then a kernel row of zeros */
