@@ -1,7 +1,7 @@
-"""conv3d on channels-last-3d tensors (issue 21): the CPU reads and writes NDHWC as it lies (cpu/
-conv_nhwc.c's register kernel where a group has 12-16 or 24 and more output channels, else
-conv_direct.c's, writing NDHWC), and its gradients, whose input gradient with unit strides is
-itself such a conv3d. Values and the gradients of input, weight and bias must equal NumPy's float64
+"""conv3d on channels-last-3d tensors (issue 21): the CPU writes NDHWC as it is stated (cpu/
+conv_nhwc.c's register kernel, reading NDHWC as it lies, where conv_direct.c's does not suit and a
+group has 12-16 or 24 and more output channels; else conv_direct.c's, from an NCDHW copy), and
+its gradients, whose input gradient with unit strides is itself such a conv3d. Values and the gradients of input, weight and bias must equal NumPy's float64
 ones and PyTorch's, keep PyTorch's channels-last-3d strides, and equal minitorch's own row-major
 results; strides, padding, dilation, groups, odd sizes, partial blocks of pixels and channels, a
 strided (non-dense) input, an empty batch, at 1 and 2 threads. Fresh memory is poisoned
@@ -48,9 +48,9 @@ def triple(v):
     return v if isinstance(v, tuple) else (v,) * 3
 
 
-# (input shape, weight shape, stride, padding, dilation, groups): 16 output channels (one vector
-# of 24 pixels), 32 and 40 (two and four vectors, a partial one), 4 (the direct kernel, NDHWC out),
-# odd sizes, strides, padding, dilation, groups, a 1x1x1 kernel, an empty batch
+# (input shape, weight shape, stride, padding, dilation, groups): few taps (the direct kernel,
+# writing NDHWC) with 16, 32, 40 and 4 output channels, odd sizes, strides, padding, dilation,
+# groups, a 1x1x1 kernel (the NDHWC kernel), an empty batch
 CASES = [
     ((2, 4, 6, 7, 5), (16, 4, 3, 3, 3), 1, 1, 1, 1),
     ((1, 8, 5, 6, 9), (32, 8, 3, 2, 3), (1, 2, 1), (1, 0, 2), (2, 1, 1), 1),
@@ -59,6 +59,11 @@ CASES = [
     ((3, 24, 3, 4, 5), (24, 12, 3, 1, 3), 1, (1, 0, 1), (1, 1, 2), 2),
     ((2, 5, 4, 3, 6), (16, 5, 1, 1, 1), 1, 0, 1, 1),
     ((0, 4, 4, 4, 4), (16, 4, 3, 3, 3), 1, 1, 1, 1),
+    # many taps on rows that leave the direct kernel's vectors part empty: the NDHWC kernel, with
+    # one vector (and short runs at the rows' edges copied: 12 channels), two, and groups
+    ((2, 12, 4, 5, 20), (16, 12, 3, 3, 3), 1, 1, 1, 1),
+    ((2, 32, 4, 5, 20), (16, 32, 3, 3, 3), (1, 2, 1), (0, 1, 2), 1, 1),
+    ((1, 40, 3, 4, 9), (48, 20, 3, 2, 3), 1, 1, (1, 1, 2), 2),
 ]
 
 
