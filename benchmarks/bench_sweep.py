@@ -111,6 +111,52 @@ CASES = {
  "rfft FNO": lambda l, d: l.fft.rfft(d["F4"]),
 }
 
+# the convolutions' cases: input, weight, stride, padding, groups, channels-last; MobileNet's
+# depthwise 3x3 (stride 1 and 2), ResNeXt-like groups, a first layer, conv3d of bench_conv.py
+CONV = {
+    "conv3d CL": ((8, 4, 16, 16, 16), (16, 4, 3, 3, 3), 1, 1, 1, True),
+    "dwconv CL": ((32, 32, 56, 56), (32, 1, 3, 3), 1, 1, 32, True),
+    "dwconv/2 CL": ((32, 64, 56, 56), (64, 1, 3, 3), 2, 1, 64, True),
+    "dwconv NCHW": ((32, 32, 56, 56), (32, 1, 3, 3), 1, 1, 32, False),
+    "groups=4 CL": ((8, 64, 56, 56), (64, 16, 3, 3), 1, 1, 4, True),
+    "groups=2 CL": ((8, 64, 56, 56), (64, 32, 3, 3), 1, 1, 2, True),
+    "CIFAR conv1 CL": ((32, 3, 32, 32), (64, 3, 3, 3), 1, 1, 1, True),
+}
+
+
+for _name in CONV:  # each convolution's forward, and its input's and weight's gradients
+    CASES[f"{_name} fwd"] = lambda l, d, name=_name: conv(l, d, name)
+    CASES[f"{_name} bwd"] = lambda l, d, name=_name: conv_grad(l, d, name)
+
+
+def conv(l, d, name):
+    x, w = d["conv"][name][:2]
+    _, _, stride, pad, groups, _ = CONV[name]
+    fn = l.nn.functional.conv3d if x.dim() == 5 else l.nn.functional.conv2d
+    return fn(x, w, None, stride, pad, 1, groups)
+
+
+def conv_grad(l, d, name):
+    """The input's and the weight's gradients of the case's convolution (its forward not timed)."""
+    x, w, y, gy = d["conv"][name]
+    return l.autograd.grad(y, (x, w), gy, retain_graph=True)
+
+
+def conv_inputs(lib, only):
+    """Each convolution case's (input, weight, output, ones like it), in its layout."""
+    rng, out = np.random.default_rng(1), {}
+    for name, (xs, ws, stride, pad, groups, cl) in CONV.items():
+        if not any(only in f"{name} {kind}" for kind in ("fwd", "bwd")):
+            continue
+        x, w = rng.standard_normal(xs, np.float32), rng.standard_normal(ws, np.float32)
+        fmt = (lib.channels_last if len(xs) == 4 else lib.channels_last_3d) if cl else lib.contiguous_format
+        x = lib.tensor(x).contiguous(memory_format=fmt).requires_grad_(True)
+        w = lib.tensor(w).contiguous(memory_format=fmt).requires_grad_(True)
+        d = {"conv": {name: (x, w)}}
+        y = conv(lib, d, name)
+        out[name] = (x, w, y, lib.ones_like(y))
+    return out
+
 # NumPy's twin of a case, where NumPy has the op (the rest print "-")
 NUMPY = {
     "sort 1M": lambda d: np.sort(d["V"]),
@@ -210,6 +256,8 @@ def run_one(threads):
     libs = libraries(threads)
     libs["minitorch"].set_num_threads(threads)
     inputs = {name: data(lib) for name, lib in libs.items()}
+    for name, lib in libs.items():
+        inputs[name]["conv"] = conv_inputs(lib, only)
     for label, case in CASES.items():
         if only not in label:
             continue

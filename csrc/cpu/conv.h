@@ -50,4 +50,21 @@ bool mt_cpu_conv_nhwc_direct_suits(const conv_geom *g, mt_dtype dt);
 mt_status mt_cpu_conv_nhwc_direct(const float *x, const float *w, const float *bias, float *out,
                                   bool flip, const conv_geom *g);
 
+/* conv3d's out (N, OD, OH, OW, OC) = conv(x (N, D, H, W, C), w (OC, KD, KH, KW, C/G)) + bias or
+ * none, dense float32, by the same kernel (conv_nhwc.c), where mt_cpu_conv_ndhwc_direct_suits. */
+bool mt_cpu_conv_ndhwc_direct_suits(const conv3_geom *g, mt_dtype dt);
+mt_status mt_cpu_conv_ndhwc_direct(const float *x, const float *w, const float *bias, float *out,
+                                   const conv3_geom *g);
+
+/* depthwise conv2d (groups = C = OC) on channels-last float32 (conv_depthwise.c), where
+ * mt_cpu_conv_dw_suits(g, dt), all dense; w (C, KH, KW) is the weight in either layout (the same
+ * bytes): out (N, OH, OW, C) = conv(x (N, H, W, C), w) + bias (C) or none, with flip the taps
+ * reversed (an input gradient as a convolution); gx (N, H, W, C) from grad_out (N, OH, OW, C);
+ * gw (C, KH, KW) from grad_out and x. */
+bool mt_cpu_conv_dw_suits(const conv_geom *g, mt_dtype dt);
+mt_status mt_cpu_conv_dw(const float *x, const float *w, const float *bias, float *out, bool flip,
+                         const conv_geom *g);
+mt_status mt_cpu_conv_dw_input(const float *go, const float *w, float *gx, const conv_geom *g);
+mt_status mt_cpu_conv_dw_weight(const float *go, const float *x, float *gw, const conv_geom *g);
+
 #endif

@@ -213,6 +213,24 @@ input_nhwc(const char *go, const char *w, char *out, bool cl, const conv_geom *g
                                    &tg.hw);
 }
 
+// depthwise: channels-last go (N, OH, OW, C), w (C, 1, KH, KW) or x (N, H, W, C), out
+// channels-last: conv_depthwise.c's kernels; float32
+static mt_status
+input_dw(const char *go, const char *w, char *out, bool cl, const conv_geom *g, mt_dtype dt)
+{
+    (void)cl;
+    (void)dt;
+    return mt_cpu_conv_dw_input((const float *)go, (const float *)w, (float *)out, g);
+}
+
+static mt_status
+weight_dw(const char *go, const char *x, char *out, bool cl, const conv_geom *g, mt_dtype dt)
+{
+    (void)cl;
+    (void)dt;
+    return mt_cpu_conv_dw_weight((const float *)go, (const float *)x, (float *)out, g);
+}
+
 static mt_status
 weight_nhwc(const char *go, const char *x, char *out, bool cl, const conv_geom *g, mt_dtype dt)
 {
@@ -228,6 +246,16 @@ nhwc_takes(mt_args *a)
 {
     const mt_dtype dt = a->t[0]->dtype;
     return a->t[1]->dtype == dt && mt_cpu_conv_nhwc_suits(&a->plan->conv, dt) &&
+           mt_front_take_format(a->plan, a, 0);
+}
+
+/* Whether conv_depthwise.c's kernels take this call: as nhwc_takes, for a depthwise float32
+ * convolution. */
+static bool
+dw_takes(mt_args *a)
+{
+    const mt_dtype dt = a->t[0]->dtype;
+    return a->t[1]->dtype == dt && mt_cpu_conv_dw_suits(&a->plan->conv, dt) &&
            mt_front_take_format(a->plan, a, 0);
 }
 
@@ -265,6 +293,9 @@ mt_cpu_convolution_backward_input(mt_args *a)
     const mt_dtype dt = a->t[0]->dtype;
     const bool unit = input_as_conv(&a->plan->conv, &tg);
     const bool direct = unit && mt_cpu_conv_direct_suits(&tg, dt);
+    if (dw_takes(a)) {
+        return run_dense(a, input_dw, true, true);
+    }
     /* channels-last: conv_nhwc.c's direct kernel, or its gemms where the NCHW direct kernel
      * does not suit either (they took 3x its time on 16 channels, copies included) */
     if ((!direct || (unit && mt_cpu_conv_nhwc_direct_suits(&tg.hw, dt))) && nhwc_takes(a)) {
@@ -339,6 +370,9 @@ mt_status
 mt_cpu_convolution_backward_weight(mt_args *a)
 {
     const conv3_geom dg = as_3d(&a->plan->conv);
+    if (dw_takes(a)) {
+        return run_dense(a, weight_dw, true, true);
+    }
     if (nhwc_takes(a)) {
         return run_dense(a, weight_nhwc, true, true);
     }

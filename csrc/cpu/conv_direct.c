@@ -11,9 +11,9 @@
  *
  * The padded copy splits each row by the width stride sw into its phases (pad_input), so that
  * the DW outputs ow0 .. ow0+DW-1 of a row read DW adjacent inputs: one vector. A block is doc
- * output channels by rows output rows by DW columns, 16 vectors of accumulators (8 x 2, or 4 x 4
- * where a group has 4 output channels or fewer); each tap loads rows input vectors and doc
- * weights and does 16 fused multiply-adds. The weights are packed per block of doc channels, tap
+ * output channels by rows output rows by DW columns, 16 vectors of accumulators (8 x 2, 4 x 4
+ * where a group has 4 output channels or fewer, 1 x 16 where it has one); each tap loads rows
+ * input vectors and doc weights and does 16 fused multiply-adds. The weights are packed per block of doc channels, tap
  * by tap, so a tap's doc weights lie side by side.
  *
  * A block's rows are rows of a grid over each output plane: its output rows, or, where there is
@@ -29,7 +29,7 @@
 #include "cpu/loops.h"
 
 #define DW 16 /* output columns per vector: one AVX-512 register of float */
-#define ACC 16 /* accumulator vectors of a block: 8 channels x 2 rows, or 4 x 4 (direct_plan) */
+#define ACC 16 /* accumulator vectors of a block: 8 channels x 2 rows, 4 x 4 or 1 x 16 */
 /* Up to this many taps the direct path is taken at any width (im2col + gemm took 2-4x its time
  * on (N, 3..16, 14..64, 14..64) 3x3 and 5x5 and on (8, 4, 16, 16, 16) 3x3x3, one thread). Beyond
  * it, where the rows fill the vectors: at K = 576..2304 on 14x14..56x56 it took 0.5-0.75x of
@@ -96,7 +96,7 @@ typedef struct direct_plan {
     float *out;
     int64_t pix; /* from an output to the next of its row: 1, or OC in a channels-last out */
     int64_t taps, hp, wpad, dp, cg, ocg, blocks, row_blocks;
-    int doc, rows; /* a block's channels and rows: 8 x 2, or 4 x 4 for a few channels */
+    int doc, rows; /* a block's channels and rows: 8 x 2, 4 x 4 for a few channels, 1 x 16 */
     bool narrow;   /* rows of DW / 2 outputs or fewer: narrow_sums, 8 x 4 */
     /* the grid of a plane's outputs the blocks cover: grid_rows rows of grid_cols columns, a
      * grid row istep inputs and ostep outputs after the one before: the output rows (OH, OW,
@@ -150,7 +150,7 @@ block_of(const direct_plan *p, int64_t item, int doc, int rows)
     k.wp = p->wp + (gi * p->blocks + b) * p->taps * doc;
     k.out = p->pix == 1
                 ? p->out + (((p->n0 + n) * hw->oc + k.oc0) * g->od + od) * plane + oh * p->ostep
-                : p->out + ((p->n0 + n) * plane + oh * p->ostep) * hw->oc + k.oc0;
+                : p->out + (((p->n0 + n) * g->od + od) * plane + oh * p->ostep) * hw->oc + k.oc0;
     return k;
 }
 
@@ -251,8 +251,10 @@ direct_item(const direct_plan *p, int64_t item)
         narrow_sums(p, item);
     } else if (p->doc == 8) {
         item_sums(p, item, 8, 2);
-    } else {
+    } else if (p->doc == 4) {
         item_sums(p, item, 4, 4);
+    } else {
+        item_sums(p, item, 1, ACC);
     }
 }
 
@@ -323,7 +325,9 @@ mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out
     p.ocg = hw->oc / hw->groups;
     p.taps = p.cg * g->kd * hw->kh * hw->kw;
     p.narrow = hw->ow <= DW / 2;
-    p.doc = p.ocg <= 4 && !p.narrow ? 4 : 8;
+    /* one channel a group (depthwise): a block of ACC rows, not 4 rows of 4 channels of which 3 are
+     * empty */
+    p.doc = p.narrow ? 8 : p.ocg == 1 ? 1 : p.ocg <= 4 ? 4 : 8;
     p.rows = p.narrow ? 4 : ACC / p.doc;
     p.blocks = (p.ocg + p.doc - 1) / p.doc;
     const bool pieces = hw->oh == 1 && !p.narrow; /* one output row: the grid cuts it */

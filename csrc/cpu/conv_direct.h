@@ -14,7 +14,7 @@
 bool mt_cpu_conv_direct_suits(const conv3_geom *g, mt_dtype dt);
 
 /* out (N, OC, OD, OH, OW) = conv(x (N, C, D, H, W), w (OC, C/groups, KD, KH, KW)) + bias (OC)
- * or none; all dense; with cl, out is channels-last (N, OH, OW, OC) instead (2-D: d = 1);
+ * or none; all dense; with cl, out is channels-last (N, OD, OH, OW, OC) instead;
  * scratch on dev. */
 mt_status mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out, bool cl,
                              const conv3_geom *g, mt_device dev);

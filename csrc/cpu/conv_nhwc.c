@@ -273,26 +273,37 @@ weight_direct_nhwc(const float *go, const float *x, float *gw, const conv_geom *
     }
 }
 
-/* ---- the convolution itself, float32, NHWC in and out ----
+/* ---- the convolution itself, float32, NHWC (or NDHWC) in and out ----
  *
  *     out[n, oh, ow, o] = bias[o] + sum over taps t = (kh, kw) and channels c of o's group of
  *         x[n, oh*sh + kh*dh - ph, ow*sw + kw*dw - pw, c] * w[o, kh, kw, c]
  *
+ * (conv3d's NDHWC alike, with a depth tap kd: x[n, od*sd + kd*dd - pd, ...] * w[o, kd, kh, kw, c];
+ * the kernel takes conv3d's plan, conv2d's being its depth slice with d = kd = od = 1).
  * A work item is xp output pixels by xv vectors of DW output channels, XACC vectors of sums: at
  * each tap and input channel it loads xv vectors of the weights (packed: a tap's and channel's
  * output channels side by side) and broadcasts the channel's value at each of its xp pixels (a
  * pixel whose input lies in the padding, or past the last, reads a row of zeros). xv is 4 (64
  * channels, 6 pixels: 10 loads for 24 multiply-adds) where a group has more than 32 output
- * channels, else 2 (32 channels, 12 pixels). conv2d's input gradient with unit strides runs here
- * as the convolution of grad_output with the flipped weight (conv_backward.c). */
+ * channels, 2 (32 channels, 12 pixels) where it has 17 to 32, else 1 (16 channels, 12 pixels).
+ * conv2d's input gradient with unit strides runs here as the convolution of grad_output with the
+ * flipped weight (conv_backward.c). */
 
-#define XACC 24 /* vectors of sums of an item: xp * xv */
+#define XACC 24 /* vectors of sums of an item: xp * xv (xv = 2 or 4) */
+#define XP1 12 /* pixels of an item with one vector (24: their pointers outnumber the registers) */
+/* Most floats of a kernel row's run (KW*C, one group) that a pixel at a row's edge copies, in
+ * items of one vector of output channels: few input channels, whose runs are short, where the
+ * taps one by one cost more than the copy (conv3d (8, 4, 16^3) with 16 3x3x3 filters: 3.6 ->
+ * 2.4 ms; with 64 output channels, 6 pixels an item, the copies cost more than they saved: CIFAR's
+ * first layer 1.7 -> 2.1 ms) */
+#define EDGE_RUN 64
 
 typedef struct conv_nhwc {
-    const conv_geom *g;
+    const conv3_geom *g3;
+    const conv_geom *g; /* g3's depth slice (its channels are g3->c) */
     const float *x, *wp, *bias, *zeros; /* bias dense or NULL; zeros: a pixel's channels of 0 */
     float *out;
-    int64_t cg, og, ogp, oblocks, xblocks; /* ogp: og rounded up to xv*DW */
+    int64_t c, cg, og, ogp, oblocks, xblocks; /* ogp: og rounded up to xv*DW */
     int xv;
     bool row_runs; /* one group, dw = 1: a kernel row's taps read adjacent pixels */
 } conv_nhwc;
@@ -317,15 +328,16 @@ tap_sums(const conv_nhwc *p, const float *const *xr, int64_t nc, const float *wt
     }
 }
 
-/* Work item `item`: output pixels xp*xb .. xp*xb + xp - 1 of the N*OH*OW, row after row (a block
- * runs on into the next row, so that narrow rows fill it), group gi, output channels
+/* Work item `item`: output pixels xp*xb .. xp*xb + xp - 1 of the N*OD*OH*OW, row after row (a
+ * block runs on into the next row, so that narrow rows fill it), group gi, output channels
  * xv*DW*ob .. of it. xv and xp are constants where it is inlined. */
 static inline __attribute__((always_inline)) FUSED void
 item_sums(const conv_nhwc *p, int64_t item, int xv, int xp)
 {
+    const conv3_geom *g3 = p->g3;
     const conv_geom *g = p->g;
     const int64_t ob = item % p->oblocks, gi = item / p->oblocks % g->groups;
-    const int64_t px0 = item / (p->oblocks * g->groups) * xp, npix = g->n * g->oh * g->ow;
+    const int64_t px0 = item / (p->oblocks * g->groups) * xp, npix = g->n * g3->od * g->oh * g->ow;
     const int64_t npx = npix - px0 < xp ? npix - px0 : xp;
     const int64_t o0 = ob * xv * DW, no = p->og - o0 < xv * DW ? p->og - o0 : xv * DW;
     vf acc[XACC];
@@ -338,25 +350,46 @@ item_sums(const conv_nhwc *p, int64_t item, int xv, int xp)
             acc[q * xv + v] = b;
         }
     }
-    int64_t ih0[XACC], iw0[XACC], base[XACC]; /* a pixel's input at tap (0, 0), its image's row */
+    /* a pixel's input at tap (0, 0, 0), its volume's first depth slice */
+    int64_t id0[XACC], ih0[XACC], iw0[XACC], base[XACC];
+    float edge[XACC][EDGE_RUN]; /* the runs of pixels at a row's edges */
     for (int q = 0; q < xp; q++) {
-        const int64_t px = q < npx ? px0 + q : px0, r = px / g->ow;
-        /* a pixel past the last reads rows above the image at every tap: zeros */
-        ih0[q] = q < npx ? r % g->oh * g->sh - g->ph : -g->h - 1 - (g->kh - 1) * g->dh;
+        const int64_t px = q < npx ? px0 + q : px0, r = px / g->ow, v = r / g->oh;
+        /* a pixel past the last reads slices before the volume at every tap: zeros */
+        id0[q] = q < npx ? v % g3->od * g3->sd - g3->pd : -g3->d - 1 - (g3->kd - 1) * g3->dd;
+        ih0[q] = r % g->oh * g->sh - g->ph;
         iw0[q] = px % g->ow * g->sw - g->pw;
-        base[q] = r / g->oh * g->h;
+        base[q] = v / g3->od * g3->d;
     }
-    for (int64_t kh = 0; kh < g->kh; kh++) {
-        const float *wk = p->wp + (gi * g->kh + kh) * g->kw * p->cg * p->ogp + o0, *xr[XACC];
+    for (int64_t kr = 0; kr < g3->kd * g->kh; kr++) { /* kernel rows (kd, kh) */
+        const int64_t kd = kr / g->kh, kh = kr % g->kh;
+        const float *wk = p->wp + (gi * g3->kd * g->kh + kr) * g->kw * p->cg * p->ogp + o0;
+        const float *xr[XACC], *rows[XACC]; /* rows: a pixel's input row, NULL in the padding */
         /* with one group and no width dilation, a pixel's kernel row reads KW*C adjacent
          * values: one run of channels for the row, where each pixel reads all of it or none
          * (a first layer's 3 channels then make a run of 9, not 3) */
         bool row = p->row_runs;
         for (int q = 0; q < xp; q++) {
-            const int64_t ih = ih0[q] + kh * g->dh, iw = iw0[q];
-            const bool in = ih >= 0 && ih < g->h && iw >= 0 && iw + g->kw <= g->w;
-            row = row && (in || ih < 0 || ih >= g->h);
-            xr[q] = in ? p->x + ((base[q] + ih) * g->w + iw) * g->c : p->zeros;
+            const int64_t id = id0[q] + kd * g3->dd, ih = ih0[q] + kh * g->dh, iw = iw0[q];
+            const bool rin = id >= 0 && id < g3->d && ih >= 0 && ih < g->h;
+            rows[q] = rin ? p->x + ((base[q] + id) * g->h + ih) * g->w * p->c : NULL;
+            const bool in = rin && iw >= 0 && iw + g->kw <= g->w;
+            if (rin && !in && row && xv == 1 && g->kw * p->c <= EDGE_RUN) {
+                /* a pixel at the row's left or right edge: its run copied, zeros for the taps in
+                 * the padding, so that the row's pixels still go as runs */
+                for (int64_t j = 0; j < g->kw; j++) {
+                    float *at = edge[q] + j * p->c;
+                    if (iw + j >= 0 && iw + j < g->w) {
+                        memcpy(at, rows[q] + (iw + j) * p->c, (size_t)p->c * sizeof(float));
+                    } else {
+                        memset(at, 0, (size_t)p->c * sizeof(float));
+                    }
+                }
+                xr[q] = edge[q];
+                continue;
+            }
+            row = row && (in || !rin);
+            xr[q] = in ? rows[q] + iw * p->c : p->zeros;
         }
         if (row) {
             tap_sums(p, xr, g->kw * p->cg, wk, acc, xv, xp);
@@ -364,9 +397,9 @@ item_sums(const conv_nhwc *p, int64_t item, int xv, int xp)
         }
         for (int64_t kw = 0; kw < g->kw; kw++) {
             for (int q = 0; q < xp; q++) {
-                const int64_t ih = ih0[q] + kh * g->dh, iw = iw0[q] + kw * g->dw;
-                const bool in = ih >= 0 && ih < g->h && iw >= 0 && iw < g->w;
-                xr[q] = in ? p->x + ((base[q] + ih) * g->w + iw) * g->c + gi * p->cg : p->zeros;
+                const int64_t iw = iw0[q] + kw * g->dw;
+                const bool in = rows[q] && iw >= 0 && iw < g->w;
+                xr[q] = in ? rows[q] + iw * p->c + gi * p->cg : p->zeros;
             }
             tap_sums(p, xr, p->cg, wk + kw * p->cg * p->ogp, acc, xv, xp);
         }
@@ -388,29 +421,46 @@ conv_nhwc_item(const conv_nhwc *p, int64_t item)
 {
     if (p->xv == 4) {
         item_sums(p, item, 4, XACC / 4);
-    } else {
+    } else if (p->xv == 2) {
         item_sums(p, item, 2, XACC / 2);
+    } else {
+        item_sums(p, item, 1, XP1);
     }
+}
+
+/* Whether a group's og output channels fill an item's vectors well enough: 3/4 of them or more
+ * (16 of 32 took twice the NCHW kernel's time), or 12 to 16 in one vector */
+static bool
+fills_vectors(int64_t og)
+{
+    return og >= 3 * DW / 2 || (og >= 3 * DW / 4 && og <= DW);
 }
 
 bool
 mt_cpu_conv_nhwc_direct_suits(const conv_geom *g, mt_dtype dt)
 {
-    /* output channels that fill 3/4 of an item's vectors or more (16 of 32 took twice the
-     * NCHW kernel's time); any input channels (3, a first layer's: 0.8x the time of a copy
-     * into NCHW and the NCHW kernel) */
-    return dt == MT_FLOAT32 && g->oc / g->groups >= 3 * DW / 2 && g->c / g->groups > 0 &&
+    /* any input channels (3, a first layer's: 0.8x the time of a copy into NCHW and the NCHW
+     * kernel) */
+    return dt == MT_FLOAT32 && fills_vectors(g->oc / g->groups) && g->c / g->groups > 0 &&
            g->n > 0 && g->oh > 0 && g->ow > 0;
 }
 
-/* wp (G, KH*KW, C/G, ogp) = the weights of g, each group's output channels last, 0 past og:
- * w (OC, KH, KW, C/G) as it lies, or with flip the forward weight (C, KH, KW, OC/G) of the
- * convolution whose input gradient g is: its taps reversed, its channels swapped */
+bool
+mt_cpu_conv_ndhwc_direct_suits(const conv3_geom *g, mt_dtype dt)
+{
+    const conv_geom *hw = &g->hw;
+    return dt == MT_FLOAT32 && fills_vectors(hw->oc / hw->groups) && g->c / hw->groups > 0 &&
+           hw->n > 0 && g->od > 0 && hw->oh > 0 && hw->ow > 0;
+}
+
+/* wp (G, KD*KH*KW, C/G, ogp) = the weights of g, each group's output channels last, 0 past og:
+ * w (OC, KD, KH, KW, C/G) as it lies, or with flip (2-D) the forward weight (C, KH, KW, OC/G) of
+ * the convolution whose input gradient g is: its taps reversed, its channels swapped */
 static void
 pack_weight(const float *w, float *wp, const conv_nhwc *p, bool flip)
 {
     const conv_geom *g = p->g;
-    const int64_t taps = g->kh * g->kw;
+    const int64_t taps = p->g3->kd * g->kh * g->kw;
     memset(wp, 0, (size_t)(g->groups * taps * p->cg * p->ogp) * sizeof(float));
     for (int64_t o = 0; o < g->oc; o++) {
         const int64_t gi = o / p->og, oo = o % p->og;
@@ -424,18 +474,20 @@ pack_weight(const float *w, float *wp, const conv_nhwc *p, bool flip)
     }
 }
 
-mt_status
-mt_cpu_conv_nhwc_direct(const float *x, const float *w, const float *bias, float *out, bool flip,
-                        const conv_geom *g)
+static mt_status
+conv_ndhwc(const float *x, const float *w, const float *bias, float *out, bool flip,
+           const conv3_geom *g3)
 {
-    conv_nhwc p = {.g = g, .x = x, .bias = bias, .out = out};
-    p.cg = g->c / g->groups;
+    const conv_geom *g = &g3->hw;
+    conv_nhwc p = {.g3 = g3, .g = g, .x = x, .bias = bias, .out = out, .c = g3->c};
+    p.cg = g3->c / g->groups;
     p.og = g->oc / g->groups;
-    p.xv = p.og > 2 * DW ? 4 : 2;
+    p.xv = p.og > 2 * DW ? 4 : p.og > DW ? 2 : 1;
     p.ogp = (p.og + p.xv * DW - 1) / (p.xv * DW) * (p.xv * DW);
     p.oblocks = p.ogp / (p.xv * DW);
-    p.xblocks = (g->n * g->oh * g->ow + XACC / p.xv - 1) / (XACC / p.xv);
-    const int64_t taps = g->kh * g->kw, np = g->groups * taps * p.cg * p.ogp;
+    const int64_t px = p.xv == 1 ? XP1 : XACC / p.xv;
+    p.xblocks = (g->n * g3->od * g->oh * g->ow + px - 1) / px;
+    const int64_t taps = g3->kd * g->kh * g->kw, np = g->groups * taps * p.cg * p.ogp;
     mt_tensor *packed = NULL;
     int64_t numel = np + g->kw * p.cg; /* the packed weights, then a kernel row of zeros */
     mt_status st = mt_tensor_empty(1, &numel, MT_FLOAT32, MT_DEVICE_CPU, &packed);
@@ -456,6 +508,21 @@ mt_cpu_conv_nhwc_direct(const float *x, const float *w, const float *bias, float
     }
     mt_tensor_clear(&packed);
     return MT_OK;
+}
+
+mt_status
+mt_cpu_conv_nhwc_direct(const float *x, const float *w, const float *bias, float *out, bool flip,
+                        const conv_geom *g)
+{
+    const conv3_geom g3 = {.hw = *g, .c = g->c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
+    return conv_ndhwc(x, w, bias, out, flip, &g3);
+}
+
+mt_status
+mt_cpu_conv_ndhwc_direct(const float *x, const float *w, const float *bias, float *out,
+                         const conv3_geom *g)
+{
+    return conv_ndhwc(x, w, bias, out, false, g);
 }
 
 /* *col: a block of col for plan p (none without one). */

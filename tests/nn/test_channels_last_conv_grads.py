@@ -51,7 +51,8 @@ def pair(v):
 # channels; 20, 24 and 40: a last vector overlapping the one before; 12, 9 and 18 output channels:
 # a partial block of 8), odd sizes, batch 1, several chunks of rows (64x64 images), strides and
 # dilation and 16 channels (the input's gradient through gemm + col2im), groups, a 1x1 kernel (no
-# col), groups of few channels and a first layer (the NCHW kernels), an empty batch
+# col), groups of few channels and a first layer (the NCHW kernels), an empty batch, depthwise
+# and groups of 12-16 output channels
 CASES = [
     ((2, 32, 9, 11), (64, 32, 3, 3), 1, 1, 1, 1),
     ((1, 40, 7, 9), (12, 40, 3, 3), 1, 1, 1, 1),
@@ -66,6 +67,19 @@ CASES = [
     ((3, 3, 11, 10), (32, 3, 3, 3), 2, 1, 1, 1),
     ((2, 8, 7, 6), (12, 4, 3, 3), 1, 1, 1, 2),
     ((0, 16, 5, 5), (8, 16, 3, 3), 1, 1, 1, 1),
+    # depthwise (cpu/conv_depthwise.c): 32 channels (two vectors), 20 (a last vector overlapping
+    # the one before) with stride 2 (the input's gradient gathered), 48 (three vectors) with
+    # dilation, padding beyond the kernel's reach, 16 with no padding; a channel multiplier of 2
+    # (the NCHW kernels)
+    ((2, 32, 9, 11), (32, 1, 3, 3), 1, 1, 1, 32),
+    ((2, 20, 7, 8), (20, 1, 3, 3), 2, 1, 1, 20),
+    ((1, 48, 10, 9), (48, 1, 5, 3), (1, 2), (2, 1), (2, 1), 48),
+    ((2, 24, 6, 5), (24, 1, 3, 3), 1, 3, 1, 24),
+    ((3, 16, 5, 5), (16, 1, 3, 3), 1, 0, 1, 16),
+    ((2, 16, 6, 6), (32, 1, 3, 3), 1, 1, 1, 16),
+    # groups of 16 and 12 output channels (one vector of the register kernel)
+    ((2, 64, 7, 9), (64, 16, 3, 3), 1, 1, 1, 4),
+    ((2, 24, 6, 7), (24, 12, 3, 3), (2, 1), 1, 1, 2),
 ]
 
 

@@ -1,0 +1,362 @@
+/* Depthwise conv2d (groups = C = OC: each output channel reads its own input channel) on
+ * channels-last float32 tensors on the CPU: the forward, and the input's and the weight's
+ * gradients, from the NHWC data as it lies (conv.c and conv_backward.c choose these where the
+ * front end states a channels-last result; the checks and the geometry are ops/conv_checks.c's).
+ *
+ *     out[n, oh, ow, c] = bias[c] + sum over taps t = (kh, kw) of
+ *         x[n, oh*sh + kh*dh - ph, ow*sw + kw*dw - pw, c] * w[c, kh, kw]
+ *
+ * In NHWC a pixel's channels lie side by side and each meets only itself, so the sums go DW
+ * channels to a vector: a tap of a pixel is one load of x and one fused multiply-add, with no
+ * broadcast (conv_nhwc.c's kernels vectorise over a group's output channels, of which a
+ * depthwise convolution has one, and the NCHW kernels over a row, after a copy into NCHW).
+ * A channel count that is not a multiple of DW ends with a vector that overlaps the one before
+ * it (C >= DW); the lanes it shares are stored by the vector before it only. */
+#include <string.h>
+
+#include "cpu/conv.h"
+#include "cpu/iter.h"
+#include "cpu/loops.h"
+
+#define DW 16   /* channels of a vector: one AVX-512 register of float */
+#define DACC 24 /* vectors of sums of a forward item: pixels x vectors of channels */
+/* Most bytes of grad_output and x rows of one chunk of rows in the weight's gradient: in L2 */
+#define DW_CHUNK_BYTES (512 << 10)
+
+typedef float vf __attribute__((vector_size(DW * sizeof(float))));
+/* fused multiply-adds under -std=c11, as conv_direct.c's FUSED says */
+#define FUSED __attribute__((optimize("fp-contract=fast")))
+
+bool
+mt_cpu_conv_dw_suits(const conv_geom *g, mt_dtype dt)
+{
+    return dt == MT_FLOAT32 && g->groups == g->c && g->oc == g->c && g->c >= DW && g->n > 0 &&
+           g->oh > 0 && g->ow > 0;
+}
+
+typedef struct dw_plan {
+    const conv_geom *g;
+    const float *x, *wp, *bias, *zeros; /* wp (taps, C); zeros: a pixel's C channels of 0 */
+    float *out;
+    int64_t taps, nvec, cblocks; /* vectors of channels (the last may overlap), blocks of v */
+    int v;                       /* vectors of channels of a work item: 4, 2 or 1 */
+} dw_plan;
+
+/* The first channel of vector j of channel block cb (a last partial one starts DW before C),
+ * and in *own how many of its lanes from `first` on it stores (0: a vector past the last). */
+static inline int64_t
+vec_at(const dw_plan *p, int64_t cb, int j, int64_t *first, int64_t *own)
+{
+    const int64_t c = (cb * p->v + j) * DW, at = c < p->g->c - DW ? c : p->g->c - DW;
+    *first = c;
+    *own = c >= p->g->c ? 0 : p->g->c - c < DW ? p->g->c - c : DW;
+    return at;
+}
+
+/* acc[q * v + j] += the sums of output pixel (n, oh, ow0 + q), channels cv[j] .. cv[j] + DW - 1,
+ * for the npx pixels of a strip of px; inside: every tap of every pixel reads inside the row (no
+ * test). v, px and inside are constants where it is inlined. */
+static inline __attribute__((always_inline)) FUSED void
+strip_sums(const dw_plan *p, vf *acc, int64_t n, int64_t oh, int64_t ow0, int64_t npx,
+           const int64_t *cv, int v, int px, bool inside)
+{
+    const conv_geom *g = p->g;
+    for (int64_t kh = 0; kh < g->kh; kh++) {
+        const int64_t ih = oh * g->sh + kh * g->dh - g->ph;
+        if (ih < 0 || ih >= g->h) {
+            continue;
+        }
+        const float *xrow = p->x + (n * g->h + ih) * g->w * g->c;
+        for (int64_t kw = 0; kw < g->kw; kw++) {
+            const float *wt = p->wp + (kh * g->kw + kw) * g->c;
+            vf wv[4];
+            for (int j = 0; j < v; j++) {
+                memcpy(&wv[j], wt + cv[j], sizeof(vf));
+            }
+            /* unrolled, so that acc's indices are constants and acc stays in registers */
+#pragma GCC unroll 24
+            for (int q = 0; q < px; q++) {
+                /* a pixel in the padding, or past the row's last, reads zeros */
+                const int64_t iw = (ow0 + q) * g->sw + kw * g->dw - g->pw;
+                const float *xp = inside || (q < npx && iw >= 0 && iw < g->w) ? xrow + iw * g->c
+                                                                              : p->zeros;
+                for (int j = 0; j < v; j++) {
+                    vf xv;
+                    memcpy(&xv, xp + cv[j], sizeof(vf));
+                    acc[q * v + j] += xv * wv[j];
+                }
+            }
+        }
+    }
+}
+
+/* Work item `item`: output row r = (n, oh), channel block cb of v vectors, px output pixels a
+ * strip (v * px = DACC); v and px are constants where it is inlined. */
+static inline __attribute__((always_inline)) FUSED void
+dw_row(const dw_plan *p, int64_t item, int v, int px)
+{
+    const conv_geom *g = p->g;
+    const int64_t cb = item % p->cblocks, r = item / p->cblocks, n = r / g->oh, oh = r % g->oh;
+    int64_t cv[4], first[4], own[4];
+    for (int j = 0; j < v; j++) {
+        cv[j] = vec_at(p, cb, j, &first[j], &own[j]);
+    }
+    for (int64_t ow0 = 0; ow0 < g->ow; ow0 += px) {
+        const int64_t npx = g->ow - ow0 < px ? g->ow - ow0 : px;
+        vf acc[DACC], b[4] = {{0}};
+        for (int j = 0; j < v && p->bias; j++) {
+            memcpy(&b[j], p->bias + cv[j], sizeof(vf));
+        }
+#pragma GCC unroll 24
+        for (int q = 0; q < px; q++) {
+            for (int j = 0; j < v; j++) {
+                acc[q * v + j] = b[j];
+            }
+        }
+        /* a strip whose pixels read inside the row at every tap: no test per pixel and tap */
+        if (npx == px && ow0 * g->sw - g->pw >= 0 &&
+            (ow0 + px - 1) * g->sw + (g->kw - 1) * g->dw - g->pw < g->w) {
+            strip_sums(p, acc, n, oh, ow0, npx, cv, v, px, true);
+        } else {
+            strip_sums(p, acc, n, oh, ow0, npx, cv, v, px, false);
+        }
+        /* q and j constant once unrolled (acc stays in registers): whole vectors stored as
+         * such, a last partial one through memory */
+#pragma GCC unroll 24
+        for (int q = 0; q < px; q++) {
+            float *dst = p->out + (r * g->ow + ow0 + q) * g->c;
+            for (int j = 0; j < v && q < npx; j++) {
+                if (own[j] == DW) {
+                    memcpy(dst + first[j], &acc[q * v + j], sizeof(vf));
+                    continue;
+                }
+                float part[DW];
+                memcpy(part, &acc[q * v + j], sizeof(vf));
+                memcpy(dst + first[j], part + (first[j] - cv[j]), (size_t)own[j] * sizeof(float));
+            }
+        }
+    }
+}
+
+MT_SIMD_CLONES FUSED static void
+dw_item(const dw_plan *p, int64_t item)
+{
+    if (p->v == 4) {
+        dw_row(p, item, 4, DACC / 4);
+    } else if (p->v == 2) {
+        dw_row(p, item, 2, DACC / 2);
+    } else {
+        dw_row(p, item, 1, DACC);
+    }
+}
+
+/* The vectors of channels and how many an item takes: 4, 2 or 1, dividing them (so that only
+ * the last vector may overlap the one before it, and no item computes a vector twice). */
+static void
+plan_vectors(dw_plan *p)
+{
+    p->taps = p->g->kh * p->g->kw;
+    p->nvec = (p->g->c + DW - 1) / DW;
+    p->v = p->nvec % 4 == 0 ? 4 : p->nvec % 2 == 0 ? 2 : 1;
+    p->cblocks = p->nvec / p->v;
+}
+
+mt_status
+mt_cpu_conv_dw(const float *x, const float *w, const float *bias, float *out, bool flip,
+               const conv_geom *g)
+{
+    dw_plan p = {.g = g, .x = x, .bias = bias, .out = out};
+    plan_vectors(&p);
+    mt_tensor *packed = NULL;
+    int64_t numel = (p.taps + 1) * g->c; /* the weights (taps, C), then a pixel of zeros */
+    mt_status st = mt_tensor_empty(1, &numel, MT_FLOAT32, MT_DEVICE_CPU, &packed);
+    if (st) {
+        return st;
+    }
+    float *wp = (float *)mt_tensor_data(packed);
+    for (int64_t c = 0; c < g->c; c++) { /* w (C, KH, KW) -> (KH, KW, C), reversed with flip */
+        for (int64_t t = 0; t < p.taps; t++) {
+            wp[t * g->c + c] = w[c * p.taps + (flip ? p.taps - 1 - t : t)];
+        }
+    }
+    memset(wp + p.taps * g->c, 0, (size_t)g->c * sizeof(float));
+    p.wp = wp;
+    p.zeros = wp + p.taps * g->c;
+    const int64_t items = g->n * g->oh * p.cblocks;
+    const int parts = mt_parallel_parts(items * g->ow * p.taps * p.v * DW, 65536);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t i = 0; i < items; i++) {
+        dw_item(&p, i);
+    }
+    mt_tensor_clear(&packed);
+    return MT_OK;
+}
+
+/* ---- the input's gradient with strides ----
+ *
+ *     gx[n, ih, iw, c] = sum over taps (kh, kw) and outputs (oh, ow) with oh*sh + kh*dh - ph = ih
+ *         and ow*sw + kw*dw - pw = iw of go[n, oh, ow, c] * w[c, kh, kw]
+ *
+ * gathered pixel by pixel (each written once, by one thread): a tap reaches pixel (ih, iw) from
+ * the output (oh, ow) where the stride divides the distance. With unit strides the gradient is
+ * the forward kernel's convolution of go with the taps reversed (mt_cpu_conv_dw with flip). */
+
+/* o = (i + p - k*d) / s where s divides it and 0 <= o < size, else -1 */
+static inline int64_t
+source_of(int64_t i, int64_t p, int64_t k, int64_t d, int64_t s, int64_t size)
+{
+    const int64_t t = i + p - k * d;
+    return t < 0 || t % s != 0 || t / s >= size ? -1 : t / s;
+}
+
+/* Work item `item`: input row (n, ih), every pixel and channel of it. */
+MT_SIMD_CLONES FUSED static void
+dw_input_row(const dw_plan *p, const float *go, float *gx, int64_t item)
+{
+    const conv_geom *g = p->g;
+    const int64_t n = item / g->h, ih = item % g->h;
+    for (int64_t iw = 0; iw < g->w; iw++) {
+        float *dst = gx + (item * g->w + iw) * g->c;
+        for (int64_t k = 0; k < p->nvec; k++) {
+            int64_t first, own;
+            const int64_t c = vec_at(p, k / p->v, (int)(k % p->v), &first, &own);
+            vf acc = {0};
+            for (int64_t kh = 0; kh < g->kh; kh++) {
+                const int64_t oh = source_of(ih, g->ph, kh, g->dh, g->sh, g->oh);
+                for (int64_t kw = 0; kw < g->kw && oh >= 0; kw++) {
+                    const int64_t ow = source_of(iw, g->pw, kw, g->dw, g->sw, g->ow);
+                    if (ow < 0) {
+                        continue;
+                    }
+                    vf gv, wv;
+                    memcpy(&gv, go + ((n * g->oh + oh) * g->ow + ow) * g->c + c, sizeof(vf));
+                    memcpy(&wv, p->wp + (kh * g->kw + kw) * g->c + c, sizeof(vf));
+                    acc += gv * wv;
+                }
+            }
+            float sums[DW];
+            memcpy(sums, &acc, sizeof(vf));
+            memcpy(dst + first, sums + (first - c), (size_t)own * sizeof(float));
+        }
+    }
+}
+
+mt_status
+mt_cpu_conv_dw_input(const float *go, const float *w, float *gx, const conv_geom *g)
+{
+    if (g->sh == 1 && g->sw == 1 && g->dh * (g->kh - 1) >= g->ph && g->dw * (g->kw - 1) >= g->pw) {
+        /* the convolution of go (OH, OW) with the reversed taps, padded by d*(K-1) - p */
+        conv_geom t = *g;
+        t.h = g->oh;
+        t.w = g->ow;
+        t.oh = g->h;
+        t.ow = g->w;
+        t.ph = g->dh * (g->kh - 1) - g->ph;
+        t.pw = g->dw * (g->kw - 1) - g->pw;
+        return mt_cpu_conv_dw(go, w, NULL, gx, true, &t);
+    }
+    dw_plan p = {.g = g};
+    plan_vectors(&p);
+    mt_tensor *packed = NULL;
+    int64_t numel = p.taps * g->c;
+    mt_status st = mt_tensor_empty(1, &numel, MT_FLOAT32, MT_DEVICE_CPU, &packed);
+    if (st) {
+        return st;
+    }
+    float *wp = (float *)mt_tensor_data(packed);
+    for (int64_t c = 0; c < g->c; c++) {
+        for (int64_t t = 0; t < p.taps; t++) {
+            wp[t * g->c + c] = w[c * p.taps + t];
+        }
+    }
+    p.wp = wp;
+    const int64_t items = g->n * g->h;
+    const int parts = mt_parallel_parts(items * g->w * p.taps * g->c, 65536);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t i = 0; i < items; i++) {
+        dw_input_row(&p, go, gx, i);
+    }
+    mt_tensor_clear(&packed);
+    return MT_OK;
+}
+
+/* ---- the weight's gradient ----
+ *
+ *     gw[c, kh, kw] = sum over (n, oh, ow) of go[n, oh, ow, c] * x[n, oh*sh + kh*dh - ph,
+ *         ow*sw + kw*dw - pw, c]
+ *
+ * A work item is a tap and a vector of channels, summed over a chunk of output rows in four
+ * vectors (four independent chains of multiply-adds); the chunks go one after the other, their
+ * go and x rows in L2 for the items that all read them. */
+
+typedef struct dw_wgrad {
+    const dw_plan *p;
+    const float *go, *x;
+    float *gw;
+    int64_t r0, r1; /* the chunk's output rows (n, oh) */
+} dw_wgrad;
+
+MT_SIMD_CLONES FUSED static void
+dw_weight_item(const dw_wgrad *w, int64_t item)
+{
+    const dw_plan *p = w->p;
+    const conv_geom *g = p->g;
+    const int64_t t = item % p->taps, k = item / p->taps, kh = t / g->kw, kw = t % g->kw;
+    int64_t first, own, lo, hi;
+    const int64_t c = vec_at(p, k / p->v, (int)(k % p->v), &first, &own);
+    mt_conv_inside(kw * g->dw - g->pw, g->sw, g->w, g->ow, &lo, &hi);
+    vf acc[4] = {{0}};
+    for (int64_t r = w->r0; r < w->r1; r++) {
+        const int64_t n = r / g->oh, ih = r % g->oh * g->sh + kh * g->dh - g->ph;
+        if (ih < 0 || ih >= g->h) {
+            continue;
+        }
+        /* output pixel ow reads input pixel ow*sw + off of row ih */
+        const float *gp = w->go + r * g->ow * g->c + c;
+        const float *xp = w->x + (n * g->h + ih) * g->w * g->c + c;
+        const int64_t off = kw * g->dw - g->pw;
+        int64_t ow = lo;
+        for (; ow + 4 <= hi; ow += 4) {
+            for (int u = 0; u < 4; u++) {
+                vf gv, xv;
+                memcpy(&gv, gp + (ow + u) * g->c, sizeof(vf));
+                memcpy(&xv, xp + ((ow + u) * g->sw + off) * g->c, sizeof(vf));
+                acc[u] += gv * xv;
+            }
+        }
+        for (; ow < hi; ow++) {
+            vf gv, xv;
+            memcpy(&gv, gp + ow * g->c, sizeof(vf));
+            memcpy(&xv, xp + (ow * g->sw + off) * g->c, sizeof(vf));
+            acc[0] += gv * xv;
+        }
+    }
+    float sums[DW];
+    const vf all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    memcpy(sums, &all, sizeof(vf));
+    for (int64_t l = 0; l < own; l++) {
+        w->gw[(first + l) * p->taps + t] += sums[first - c + l];
+    }
+}
+
+mt_status
+mt_cpu_conv_dw_weight(const float *go, const float *x, float *gw, const conv_geom *g)
+{
+    dw_plan p = {.g = g};
+    plan_vectors(&p);
+    dw_wgrad w = {.p = &p, .go = go, .x = x, .gw = gw};
+    const int64_t row_bytes = (1 + g->sh) * g->ow * g->c * (int64_t)sizeof(float) + 1;
+    int64_t chunk = DW_CHUNK_BYTES / row_bytes;
+    chunk = chunk < 1 ? 1 : chunk;
+    const int64_t items = p.taps * p.nvec, nrows = g->n * g->oh;
+    memset(gw, 0, (size_t)(g->c * p.taps) * sizeof(float));
+    for (w.r0 = 0; w.r0 < nrows; w.r0 += chunk) {
+        w.r1 = w.r0 + chunk < nrows ? w.r0 + chunk : nrows;
+        const int parts = mt_parallel_parts(items * (w.r1 - w.r0) * g->ow * DW, 65536);
+#pragma omp parallel for num_threads(parts) schedule(static)
+        for (int64_t i = 0; i < items; i++) {
+            dw_weight_item(&w, i);
+        }
+    }
+    return MT_OK;
+}
