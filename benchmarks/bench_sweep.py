@@ -109,6 +109,7 @@ CASES = {
  "fft 1M": lambda l, d: l.fft.fft(d["V"]),
  "rfft2": lambda l, d: l.fft.rfft2(d["A"]),
  "rfft FNO": lambda l, d: l.fft.rfft(d["F4"]),
+ "fft FNO c64": lambda l, d: l.fft.fft(d["F4C"]),
 }
 
 # the convolutions' cases: input, weight, stride, padding, groups, channels-last; MobileNet's
@@ -156,6 +157,47 @@ def conv_inputs(lib, only):
         y = conv(lib, d, name)
         out[name] = (x, w, y, lib.ones_like(y))
     return out
+
+
+# The float32 reductions over all of a (1024, 1024) and a (4096, 4096) matrix, over its last
+# dim and over its first ("red OP all|last|first 1M|16M"): the ones models and statistics use
+# most, at a size that stays in L3 and one that streams from memory. A reduction over all
+# elements that takes dims spells them out (logsumexp has no all-dims default).
+REDUCTIONS = {
+    "sum": (lambda l, x, **k: x.sum(**k), lambda x, **k: x.sum(**k)),
+    "mean": (lambda l, x, **k: x.mean(**k), lambda x, **k: x.mean(**k)),
+    "var": (lambda l, x, **k: x.var(**k), lambda x, **k: x.var(ddof=1, **k)),
+    "std": (lambda l, x, **k: x.std(**k), lambda x, **k: x.std(ddof=1, **k)),
+    "norm": (lambda l, x, **k: x.norm(**k), lambda x, **k: np.linalg.norm(x, **k)),
+    "amax": (lambda l, x, **k: x.amax(**k), lambda x, **k: x.max(**k)),
+    "argmax": (lambda l, x, **k: x.argmax(**k), lambda x, **k: x.argmax(**k)),
+    "logsumexp": (lambda l, x, **k: l.logsumexp(x, **k), None),
+}
+RED_DIMS = {"all": None, "last": -1, "first": 0}
+RED_SIZES = {"1M": "R1", "16M": "R16"}
+
+
+def _reduction_case(op, where, key, torch_like):
+    """minitorch's/PyTorch's call for one reduction case."""
+    dim = RED_DIMS[where]
+    if dim is None and op == "logsumexp":
+        return lambda l, d: torch_like(l, d[key], dim=(0, 1))
+    if dim is None:
+        return lambda l, d: torch_like(l, d[key])
+    return lambda l, d: torch_like(l, d[key], dim=dim)
+
+
+def _reduction_numpy(op, where, key, numpy_like):
+    dim = RED_DIMS[where]
+    if dim is None:
+        return lambda d: numpy_like(d[key])
+    return lambda d: numpy_like(d[key], axis=dim)
+
+
+for _op, (_tl, _np) in REDUCTIONS.items():
+    for _where in RED_DIMS:
+        for _size, _key in RED_SIZES.items():
+            CASES[f"red {_op} {_where} {_size}"] = _reduction_case(_op, _where, _key, _tl)
 
 # NumPy's twin of a case, where NumPy has the op (the rest print "-")
 NUMPY = {
@@ -216,7 +258,13 @@ NUMPY = {
     "fft 1M": lambda d: np.fft.fft(d["V"]),
     "rfft2": lambda d: np.fft.rfft2(d["A"]),
     "rfft FNO": lambda d: np.fft.rfft(d["F4"]),
+    "fft FNO c64": lambda d: np.fft.fft(d["F4C"]),
 }
+for _op, (_tl, _np) in REDUCTIONS.items():
+    for _where in RED_DIMS:
+        for _size, _key in RED_SIZES.items():
+            if _np is not None:
+                NUMPY[f"red {_op} {_where} {_size}"] = _reduction_numpy(_op, _where, _key, _np)
 
 
 def data(lib, seed=0):
@@ -235,6 +283,9 @@ def data(lib, seed=0):
     arrays["VN"][::97] = np.nan  # the NaN-skipping reductions' input: one NaN in 97
     # a Fourier Neural Operator's activations (batch, channels, 64x64 grid)
     arrays["F4"] = rng.standard_normal((20, 32, 64, 64)).astype(np.float32)
+    arrays["F4C"] = (arrays["F4"] + 1j * arrays["F4"][::-1]).astype(np.complex64)
+    arrays["R1"] = rng.standard_normal((1024, 1024)).astype(np.float32)  # the reductions' inputs
+    arrays["R16"] = rng.standard_normal((4096, 4096)).astype(np.float32)
     return arrays if lib is None else {k: lib.tensor(v) for k, v in arrays.items()}
 
 

@@ -221,6 +221,20 @@ def test_amax_amin_nan_and_inf_anywhere(threads, dtype):
     check(lambda m, x: x.amin(), lambda x: x.min(), [big], atol=0, rtol=0)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("n", (1, 15, 16, 17, 65, 1000))
+def test_amax_amin_over_the_first_dim(threads, dtype, n):
+    """A reduced outer dim: rows of x into the row of extrema, NaN winning, infinities kept."""
+    a = rng(n).standard_normal((7, n)) * 1000
+    if dtype.startswith("float"):
+        a[2, ::3], a[4, 1::5], a[5, 2::7] = np.nan, np.inf, -np.inf
+    a = a.astype(dtype)
+    for layout in LAYOUTS:
+        check(lambda m, x: x.amax(0), lambda x: x.max(0), [a], layout=layout, atol=0, rtol=0)
+        check(lambda m, x: m.amin(x, 0, True), lambda x: x.min(0, keepdims=True), [a], layout=layout,
+              atol=0, rtol=0)
+
+
 def test_amax_across_threads_and_empty(threads):
     a = rng().standard_normal((1000, 300)).astype(np.float32)
     a[123, 45] = np.nan
