@@ -1,9 +1,10 @@
-"""fully_shard's parameter group: one module's own parameters, each a DTensor sharded on dim 0
-(Shard(0), as torch.chunk splits it; (Replicate(), Shard(0)) on a 2-D mesh) and registered under
-its name, as PyTorch's FSDP2 keeps them.
+"""fully_shard's parameter group: one module's own parameters, each a DTensor sharded on its
+shard dim (Shard(0) unless shard_placement_fn said otherwise; as torch.chunk splits it;
+(Replicate(), Shard(d)) on a 2-D mesh) and registered under its name, as PyTorch's FSDP2 keeps them.
 
-unshard() all-gathers the group's shards in one collective: each parameter's local rows padded
-to ceil(rows / world) and flattened, the parameters one after another (this rank's `local flat`);
+unshard() all-gathers the group's shards in one collective: each parameter's local slices along
+its shard dim (its "rows", that dim moved first) padded to ceil(size / world) and flattened, the
+parameters one after another (this rank's `local flat`);
 the gathered (world, local flat) is copied out into the full parameters, one after another
 (`full`, in the compute dtype), whose views the modules' attributes point at during forward.
 The all-gather is differentiable (_flat_param._Gather, as FSDP1's): its backward reduce-scatters the full gradient (in
@@ -25,8 +26,9 @@ class _Param(NamedTuple):
     module: nn.Module  # the submodule that registered it
     name: str  # its name there
     shape: tuple  # the full parameter's
-    rows: int  # ceil(shape[0] / world): each rank's padded share of dim 0
-    row_numel: int  # elements in one row (the product of shape[1:])
+    dim: int  # its shard dim (the "rows" are its slices along it)
+    rows: int  # ceil(shape[dim] / world): each rank's padded share of dim
+    row_numel: int  # elements in one row (the product of the other dims)
     padded_offset: int  # where its padded rows start in the local flat tensor
     offset: int  # where it starts in the full flat tensor
     numel: int
@@ -35,14 +37,13 @@ class _Param(NamedTuple):
 class FSDPParamGroup(SavedFull):
     """One fully_shard module's own parameters, as DTensors, and their full form while gathered."""
 
-    def __init__(self, found: List, aliases: List, mesh, mp_policy, offload: bool) -> None:
+    def __init__(self, found: List, aliases: List, mesh, mp_policy, offload: bool, dims: List[int]) -> None:
         from minitorch.distributed.tensor import Replicate, Shard, distribute_tensor
 
         self.mesh = mesh
         self.shard_pg = mesh.get_group(mesh.ndim - 1)
         self.replicate_pg = mesh.get_group(0) if mesh.ndim == 2 else None
         world = self.shard_pg.size()
-        placements = (Shard(0),) if mesh.ndim == 1 else (Replicate(), Shard(0))
         self.param_dtype = mp_policy.param_dtype
         self.reduce_dtype = mp_policy.reduce_dtype if mp_policy.reduce_dtype is not None else mp_policy.param_dtype
         self.offload = offload
@@ -51,15 +52,17 @@ class FSDPParamGroup(SavedFull):
         self.pending = None  # those gradients (of the full flat parameters)
         self.full = None  # the full flat parameters between unshard() and reshard()
         self._regathered = None  # gathered again for backward, after forward freed them
+        self._pending_gather = None  # unshard(async_op=True)'s all-gather in flight: (work, out)
         self.infos: List[_Param] = []
         self.aliases = aliases  # (module, name, index in infos): a parameter registered twice
         padded, offset = 0, 0
-        for mod, name, fqn, p in found:
+        for (mod, name, fqn, p), dim in zip(found, dims):
             if p.dim() == 0:
                 raise NotImplementedError(f"minitorch's fully_shard does not shard 0-dim parameters ({fqn})")
-            rows = -(-p.shape[0] // world)
-            row_numel = p.numel() // p.shape[0] if p.shape[0] else 0
-            self.infos.append(_Param(mod, name, tuple(p.shape), rows, row_numel, padded, offset, p.numel()))
+            rows = -(-p.shape[dim] // world)
+            row_numel = p.numel() // p.shape[dim] if p.shape[dim] else 0
+            self.infos.append(_Param(mod, name, tuple(p.shape), dim, rows, row_numel, padded, offset, p.numel()))
+            placements = (Shard(dim),) if mesh.ndim == 1 else (Replicate(), Shard(dim))
             padded += rows * row_numel
             offset += p.numel()
             with minitorch.no_grad():
@@ -90,25 +93,42 @@ class FSDPParamGroup(SavedFull):
         with _C.DisableTorchFunctionSubclass():  # the DTensors as their local tensors
             parts = []
             for info, p in zip(self.infos, self.params):
+                p = p.movedim(info.dim, 0)
                 have = _C.TensorBase.size(p)[0]
                 if have < info.rows:
-                    pad = minitorch.zeros((info.rows - have,) + info.shape[1:], dtype=p.dtype, device=p.device)
+                    pad = minitorch.zeros((info.rows - have,) + _moved(info)[1:], dtype=p.dtype, device=p.device)
                     p = minitorch.cat([p, pad])
                 parts.append(p.reshape(-1))
             return minitorch.cat(parts)
 
-    def _gather(self, local):
+    def _start_gather(self, local, async_op: bool = False):
+        """The all-gather of the local flat tensor (in the compute dtype, on the compute device)
+        into a (world * padded_numel) buffer: (its Work when async_op, else None; the buffer)."""
         world = self.shard_pg.size()
         x = local.to(device=self.compute_device)
         if self.param_dtype is not None:
             x = x.to(self.param_dtype)
         out = minitorch.empty(world * self.padded_numel, dtype=x.dtype, device=x.device)
-        dist.all_gather_into_tensor(out, x.contiguous(), group=self.shard_pg)
+        work = dist.all_gather_into_tensor(out, x.contiguous(), group=self.shard_pg, async_op=async_op)
+        return work, out
+
+    def _gather(self, local):
+        """The full flat parameters from the local flat ones: the all-gather that
+        unshard(async_op=True) started when there is one (local has not changed since), else one now."""
+        pending, self._pending_gather = self._pending_gather, None
+        if pending is not None:
+            work, out = pending
+            if work is not None:
+                work.wait()
+        else:
+            _, out = self._start_gather(local)
+        world = self.shard_pg.size()
         out = out.view(world, self.padded_numel)
         parts = []
         for i in self.infos:
             rows = out[:, i.padded_offset:i.padded_offset + i.rows * i.row_numel]
-            parts.append(rows.reshape((world * i.rows,) + i.shape[1:])[:i.shape[0]].reshape(-1))
+            rows = rows.reshape((world * i.rows,) + _moved(i)[1:])[:i.shape[i.dim]]
+            parts.append(rows.movedim(0, i.dim).reshape(-1))
         return minitorch.cat(parts)
 
     def _reduce_grad(self, grad):
@@ -119,9 +139,10 @@ class FSDPParamGroup(SavedFull):
             grad = grad.to(self.reduce_dtype)
         cols = []
         for i in self.infos:
-            g = grad[i.offset:i.offset + i.numel].view(i.shape)
-            if world * i.rows > i.shape[0]:
-                pad = minitorch.zeros((world * i.rows - i.shape[0],) + i.shape[1:], dtype=g.dtype, device=g.device)
+            g = grad[i.offset:i.offset + i.numel].view(i.shape).movedim(i.dim, 0)
+            if world * i.rows > i.shape[i.dim]:
+                pad = minitorch.zeros((world * i.rows - i.shape[i.dim],) + _moved(i)[1:], dtype=g.dtype,
+                                      device=g.device)
                 g = minitorch.cat([g, pad])
             cols.append(g.reshape(world, i.rows * i.row_numel))
         stacked = minitorch.cat(cols, 1).contiguous()
@@ -134,16 +155,39 @@ class FSDPParamGroup(SavedFull):
 
     # ---- unshard / reshard ----
 
+    def start_unshard(self) -> None:
+        """unshard(async_op=True): issues the all-gather and returns; wait_for_unshard() (the
+        handle's wait()) or the next forward finishes it."""
+        if self._pending_gather is None:
+            with minitorch.no_grad():
+                self._pending_gather = self._start_gather(self.local_flat().detach(), async_op=True)
+
+    def wait_for_unshard(self) -> None:
+        """Finishes the all-gather start_unshard() issued: the full parameters are the modules'
+        attributes; the gathered buffer stays for the forward's differentiable gather to take."""
+        if self._pending_gather is None or self._pending_gather[0] is None:
+            return
+        work, out = self._pending_gather
+        work.wait()
+        self._pending_gather = (None, out)
+        with minitorch.no_grad():
+            self._point_at(self._gather(None))
+        self._pending_gather = (None, out)
+
     def unshard(self) -> None:
         """All-gathers the full parameters (differentiably where grad is on) and points the
         modules' attributes at their views."""
         local = self.local_flat()
         if minitorch.is_grad_enabled() and local.requires_grad:
-            self.full = _Gather.apply(local, self)
+            full = _Gather.apply(local, self)
         else:
             with minitorch.no_grad():
-                self.full = self._gather(local.detach())
-        views = [self.full[i.offset:i.offset + i.numel].view(i.shape) for i in self.infos]
+                full = self._gather(local.detach())
+        self._point_at(full)
+
+    def _point_at(self, full) -> None:
+        self.full = full
+        views = [full[i.offset:i.offset + i.numel].view(i.shape) for i in self.infos]
         for info, v in zip(self.infos, views):
             info.module.__dict__[info.name] = v
         for mod, name, k in self.aliases:
@@ -151,6 +195,9 @@ class FSDPParamGroup(SavedFull):
 
     def reshard(self) -> None:
         """Forgets the full parameters: the attributes are the registered DTensors again."""
+        if self._pending_gather is not None and self._pending_gather[0] is not None:
+            self._pending_gather[0].wait()  # MPI writes its buffer until then
+        self._pending_gather = None
         self.full = None
         self._regathered = None
         for mod, name in [(i.module, i.name) for i in self.infos] + [(m, n) for m, n, _ in self.aliases]:
@@ -159,6 +206,12 @@ class FSDPParamGroup(SavedFull):
     def _gather_again(self):
         with minitorch.no_grad():
             return self._gather(self.local_flat().detach())
+
+
+def _moved(info: _Param) -> tuple:
+    """info's full shape with its shard dim first (the shape its rows are slices of)."""
+    shape = list(info.shape)
+    return (shape.pop(info.dim),) + tuple(shape)
 
 
 def _cpu(dt):

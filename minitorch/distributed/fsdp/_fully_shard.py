@@ -1,6 +1,6 @@
 """FSDP2's fully_shard(module): shards module's own parameters (those not in a submodule that
-fully_shard was applied to before) in place, each becoming a DTensor sharded on dim 0 over the
-mesh and registered under its name (_fsdp_param_group.py), and gives module's class the
+fully_shard was applied to before) in place, each becoming a DTensor sharded over the mesh on
+dim 0 (or the dim shard_placement_fn gives it) and registered under its name (_fsdp_param_group.py), and gives module's class the
 FSDPModule methods (its class becomes FSDP<Name>). Forward hooks gather a module's parameters
 before its forward (in mp_policy.param_dtype, the inputs cast to it) and free them after it
 (reshard_after_forward; never for the root, the outermost module whose forward runs); backward
@@ -46,10 +46,17 @@ class CPUOffloadPolicy(OffloadPolicy):
 
 
 class UnshardHandle:
-    """What unshard(async_op=True) gives: wait() for the all-gather (done already here)."""
+    """What unshard(async_op=True) gives: wait() finishes the all-gathers it issued (the
+    modules' parameters are the full ones after it)."""
+
+    def __init__(self, groups: Optional[List[FSDPParamGroup]] = None) -> None:
+        self._groups = groups
 
     def wait(self) -> None:
-        return None
+        if self._groups is not None:
+            for g in self._groups:
+                g.wait_for_unshard()
+            self._groups = None
 
 
 class FSDPModule:
@@ -64,12 +71,17 @@ class FSDPModule:
             self._fsdp_group.reshard()
 
     def unshard(self, async_op: bool = False) -> Optional["UnshardHandle"]:
-        """Gathers the full parameters now (the next forward uses them); with async_op, a handle
-        whose wait() returns at once (minitorch gathers synchronously)."""
-        if self._fsdp_group is not None:
-            with minitorch.no_grad():
-                self._fsdp_group.unshard()
-        return UnshardHandle() if async_op else None
+        """Gathers the full parameters now; with async_op, issues the all-gather and returns a
+        handle whose wait() finishes it (the next forward does, when nobody waited). The forward
+        takes the gathered values without gathering again."""
+        group = self._fsdp_group
+        if group is None:
+            return UnshardHandle() if async_op else None
+        group.start_unshard()
+        if async_op:
+            return UnshardHandle([group])
+        group.wait_for_unshard()
+        return None
 
     def set_requires_gradient_sync(self, requires_gradient_sync: bool, *, recurse: bool = True) -> None:
         """False: backward keeps the gradients unreduced (gradient accumulation), until a backward
@@ -141,17 +153,11 @@ def fully_shard(module: nn.Module, *, mesh: Any = None, reshard_after_forward: b
         raise ValueError(f"fully_shard expects a 1D or 2D DeviceMesh but got {mesh}")
     found, aliases = _own_params(module, FSDPModule)
     ignored = {id(p) for p in (ignored_params or ())}
-    if shard_placement_fn is not None:
-        from minitorch.distributed.tensor import Shard
-
-        for _, _, fqn, p in found:
-            placement = shard_placement_fn(p)
-            if placement is not None and placement != Shard(0):
-                raise NotImplementedError(f"minitorch's fully_shard shards on dim 0 only, got {placement} for {fqn}")
     kept = [f for f in found if id(f[3]) not in ignored]
+    dims = [_shard_dim(p, shard_placement_fn, mesh) for _, _, _, p in kept]
     index = {id(f[3]): k for k, f in enumerate(kept)}
     aliases = [(m, n, index[id(found[i][3])]) for m, n, i in aliases if id(found[i][3]) in index]
-    group = (FSDPParamGroup(kept, aliases, mesh, mp_policy, isinstance(offload_policy, CPUOffloadPolicy))
+    group = (FSDPParamGroup(kept, aliases, mesh, mp_policy, isinstance(offload_policy, CPUOffloadPolicy), dims)
              if kept else None)
     cls = type(module)
     if cls not in _classes:
@@ -165,3 +171,23 @@ def fully_shard(module: nn.Module, *, mesh: Any = None, reshard_after_forward: b
     module.register_forward_hook(_post_forward, always_call=True)
     return module
 
+
+
+def _shard_dim(param: Any, shard_placement_fn: Any, mesh: Any) -> int:
+    """The dim param is sharded on: shard_placement_fn(param)'s Shard (Shard(0) when it gives
+    None or there is none), checked as PyTorch's FSDPParam checks it."""
+    from minitorch.distributed.tensor import Shard
+
+    placement = shard_placement_fn(param) if shard_placement_fn is not None else None
+    if placement is None:
+        return 0
+    if not isinstance(placement, Shard):
+        raise AssertionError(f"Expected Shard, got {type(placement)}: {placement}")
+    dim = placement.dim + param.dim() if placement.dim < 0 else placement.dim
+    if not 0 <= dim < param.dim():
+        raise AssertionError(f"Shard dim {dim} is invalid for {param.dim()}D tensor: {param.shape}")
+    world = mesh.size(mesh.ndim - 1)
+    if dim > 0 and param.shape[dim] % world != 0:
+        raise NotImplementedError(f"FSDP does not support uneven sharding on dim {dim}: {param.shape} "
+                                  f"(world size: {world})")
+    return dim
