@@ -15,7 +15,7 @@ import minitorch
 from minitorch import _C
 from minitorch.autograd import Function
 from minitorch.distributed.tensor import _redistribute as _rd
-from minitorch.distributed.tensor.placement_types import Placement, Replicate, Shard
+from minitorch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard
 
 __all__ = ["DTensor", "distribute_module", "distribute_tensor"]
 
@@ -77,11 +77,13 @@ class _FromLocal(Function):
 class _Redistribute(Function):
     """forward: local laid out by src -> by dst; backward: the gradient (laid out by dst, its
     Partial ones replicated) back to src's layout (its Partial ones replicated too: a replicated
-    gradient is what a partial value's parts each receive, as PyTorch's)."""
+    gradient is what a partial value's parts each receive, as PyTorch's). grad_partial: the mesh
+    dimensions along which the gradient that comes back is a partial sum (an operand replicated
+    there for an op whose result is not: each rank's gradient is its own part)."""
 
     @staticmethod
-    def forward(ctx, local, src: _Spec, dst: _Spec):
-        ctx.src, ctx.dst = src, dst
+    def forward(ctx, local, src: _Spec, dst: _Spec, grad_partial: Tuple[int, ...] = ()):
+        ctx.src, ctx.dst, ctx.grad_partial = src, dst, grad_partial
         return _rd.transform(local, src.shape, src.mesh, src.placements, dst.placements)
 
     @staticmethod
@@ -90,18 +92,28 @@ class _Redistribute(Function):
             return tuple(Replicate() if p.is_partial() else p for p in ps)
 
         src, dst = ctx.src, ctx.dst
-        back = _rd.transform(grad, src.shape, src.mesh, unpartial(dst.placements), unpartial(src.placements))
-        return back, None, None
+        came = tuple(Partial() if i in ctx.grad_partial else p for i, p in enumerate(unpartial(dst.placements)))
+        back = _rd.transform(grad, src.shape, src.mesh, came, unpartial(src.placements))
+        return back, None, None, None
 
 
-def _redistribute(dt: "DTensor", placements: Sequence[Placement]) -> "DTensor":
+def _redistribute(dt: "DTensor", placements: Sequence[Placement], grad_partial: Sequence[int] = ()) -> "DTensor":
     spec = dt._spec
     dst = _spec(spec.mesh, placements, spec.shape, spec.stride)
-    if dst.placements == spec.placements:
+    grad_partial = tuple(i for i in grad_partial if dst.placements[i].is_replicate())
+    if dst.placements == spec.placements and not (
+            grad_partial and minitorch.is_grad_enabled() and _C.TensorBase.requires_grad.__get__(dt)):
         return dt
     with _C.DisableTorchFunctionSubclass():
-        local = _Redistribute.apply(dt.view_as(dt), spec, dst)
+        local = _Redistribute.apply(dt.view_as(dt), spec, dst, grad_partial)
     return _wrap(local, dst)
+
+
+def _operand(dt: "DTensor", placements: Sequence[Placement], out: Sequence[Placement]) -> "DTensor":
+    """dt laid out by placements as an operand of an op whose result lies as out: where it is
+    replicated and the result is not, its gradient comes back as a partial sum (reduced)."""
+    return _redistribute(dt, placements, [i for i, (p, q) in enumerate(zip(placements, out))
+                                          if p.is_replicate() and not q.is_replicate()])
 
 
 class DTensor(minitorch.Tensor):

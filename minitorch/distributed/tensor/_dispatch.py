@@ -11,10 +11,15 @@ the local ones) and saying how the result is laid out:
 - sum, mean, amax, amin: a reduced sharded dimension makes the result Partial (sum, max, min);
   linalg.vector_norm of all the elements (so clip_grad_norm_): the ranks' norms combined, replicated;
 - mm, matmul (2-D), linear (2-D input) and t, transpose: the usual matrix rules (Shard(0) @ Replicate -> Shard(0),
-  Replicate @ Shard(1) -> Shard(1), Shard(1) @ Shard(0) -> Partial), others through Replicate;
+  Replicate @ Shard(1) -> Shard(1), Shard(1) @ Shard(0) -> Partial, a sharded contraction against a
+  replicated operand chunked alike -> Partial), others through Replicate;
+- view, reshape, flatten, squeeze, unsqueeze, expand, permute, indexing, cat, stack, softmax,
+  layer_norm, embedding, cross_entropy: _shape_ops.py;
 - any op whose DTensor operands are all replicated: computed locally, the result replicated;
 - item(), tolist(), numpy() and the number conversions: of the full tensor.
-Any other op on a sharded or partial DTensor raises NotImplementedError, and a plain tensor
+An operand replicated along a mesh dimension where the result is not gets its gradient back as
+a partial sum there (reduced: each rank's is its own part). Any other op on a sharded or partial
+DTensor raises NotImplementedError, and a plain tensor
 (but a 0-dim one) among a DTensor op's operands raises RuntimeError, in PyTorch's words.
 """
 from __future__ import annotations
@@ -26,7 +31,8 @@ import numpy as np
 import minitorch
 from minitorch import _C
 from minitorch._backed import POINTWISE
-from minitorch.distributed.tensor._api import DTensor, _redistribute, _spec, _wrap
+from minitorch.distributed.tensor import _shape_ops
+from minitorch.distributed.tensor._api import DTensor, _operand, _redistribute, _spec, _wrap
 from minitorch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard
 
 _SAME_LAYOUT = {"clone", "detach", "detach_", "contiguous", "to", "cpu", "cuda", "float", "double", "half",
@@ -189,7 +195,7 @@ def _pointwise(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
         layout = _operand_layout(t, target, len(shape))
         if any(t is f for f in factors):
             layout = [Replicate() if p.is_partial() else p for p in layout]
-        return t if tuple(layout) == t.placements else _redistribute(t, layout)
+        return _operand(t, layout, target)
 
     out = _run(func, _map(args, laid_out), _map(kwargs, laid_out))
     if inplace:
@@ -296,6 +302,9 @@ def _reduction(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
 # mm's rule per mesh dimension: (a's placement, b's) -> the result's, for what computes locally
 _MM = {("R", "R"): Replicate(), ("S0", "R"): Shard(0), ("R", "S1"): Shard(1), ("S1", "S0"): Partial("sum"),
        ("P", "R"): Partial("sum"), ("R", "P"): Partial("sum")}
+# a sharded contraction dimension against a replicated operand: that operand chunked alike
+# (no communication) and the result partial, as PyTorch's strategy chooses
+_MM_CHUNK = {("S1", "R"): (None, Shard(0)), ("R", "S0"): (Shard(1), None)}
 
 
 def _code(p: Placement) -> str:
@@ -312,11 +321,14 @@ def _matmul(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
     mesh = a.device_mesh
     pa, pb, out = list(a.placements), list(b.placements), []
     for i in range(mesh.ndim):
+        chunk = _MM_CHUNK.get((_code(pa[i]), _code(pb[i])))
+        if chunk is not None:
+            pa[i], pb[i] = chunk[0] or pa[i], chunk[1] or pb[i]
         rule = _MM.get((_code(pa[i]), _code(pb[i])))
         if rule is None:  # computed whole along this mesh dimension
             pa[i], pb[i], rule = Replicate(), Replicate(), Replicate()
         out.append(rule)
-    a, b = _redistribute(a, pa), _redistribute(b, pb)
+    a, b = _operand(a, pa, out), _operand(b, pb, out)
     local = _run(func, (a, b) + tuple(args[2:]), kwargs)
     return _wrap(local, _spec(mesh, out, (a.shape[0], b.shape[1])))
 
@@ -363,3 +375,14 @@ _RULES: Dict[str, Callable] = {"sum": _reduction, "mean": _reduction, "amax": _r
                                "mm": _matmul, "_dense_mm": _matmul, "matmul": _matmul, "__matmul__": _matmul,
                                "t": _transpose, "T": _transpose, "transpose": _transpose,
                                "vector_norm": _vector_norm, "linalg_vector_norm": _vector_norm, "linear": _linear}
+
+
+def _checked(rule: Callable) -> Callable:
+    def run(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
+        _operands(name, args, kwargs)
+        return rule(func, name, args, kwargs)
+
+    return run
+
+
+_RULES.update({name: _checked(rule) for name, rule in _shape_ops.RULES.items()})
