@@ -8,6 +8,7 @@ and get_group() communicate nothing. A dimension that spans the whole world uses
 """
 from __future__ import annotations
 
+import weakref
 from typing import List, Optional, Tuple, Union
 
 import numpy as np
@@ -61,6 +62,8 @@ class DeviceMesh:
             self._groups = _dim_groups(self._mesh)
         else:
             self._groups = [None] * self._mesh.ndim
+        if _init_backend or _groups is not None:
+            _made.append(weakref.ref(self))
 
     @property
     def mesh(self) -> "minitorch.Tensor":
@@ -157,10 +160,27 @@ class DeviceMesh:
     def __hash__(self) -> int:
         return hash((self.device_type, self._mesh.tobytes(), self._mesh.shape, self._mesh_dim_names))
 
+    def __reduce__(self):
+        """Pickled by its layout (a DTensor's minitorch.save): unpickled as this process's equal
+        mesh when it has one, else as a new one (then every rank must load together: new groups)."""
+        return (_rebuild_mesh, (self.device_type, self._mesh.tolist(), self._mesh_dim_names))
+
     def __repr__(self) -> str:
         sizes = (f"({', '.join(f'{k}={v}' for k, v in zip(self._mesh_dim_names, self._mesh.shape))})"
                  if self._mesh_dim_names else f"{tuple(self._mesh.shape)}")
         return f"DeviceMesh({sizes}, '{self.device_type}', mesh={self._mesh.tolist()})"
+
+
+_made: List["weakref.ref[DeviceMesh]"] = []  # the meshes of this process, for unpickling
+
+
+def _rebuild_mesh(device_type: str, mesh: list, mesh_dim_names: Optional[Tuple[str, ...]]) -> DeviceMesh:
+    want = DeviceMesh(device_type, mesh, mesh_dim_names=mesh_dim_names, _init_backend=False)
+    _made[:] = [ref for ref in _made if ref() is not None]
+    for ref in reversed(_made):
+        if ref() == want:
+            return ref()
+    return DeviceMesh(device_type, mesh, mesh_dim_names=mesh_dim_names)
 
 
 class _MeshEnv:

@@ -96,6 +96,8 @@ class _TorchPickler(pickle._Pickler):
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, self.QTensor):
             return self._qtensor(obj)
+        if isinstance(obj, self.Tensor) and getattr(type(obj), "_saved_by_reduce", False):
+            return obj.__reduce_ex__(self.proto)  # a subclass that says how (DTensor: its local tensor)
         if isinstance(obj, self.Tensor):
             state = dict(getattr(obj, "__dict__", {}))  # attributes a user set, saved as PyTorch saves them
             if isinstance(obj, self.Parameter):

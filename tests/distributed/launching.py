@@ -89,3 +89,10 @@ def launched_once(tmp_path_factory, script: str, timeout: float, args=()):
 def ok(run: Launched) -> Launched:
     assert run.returncode == 0, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
     return run
+
+
+def chunk(size: int, n: int, r: int):
+    """torch.chunk's share of rank r of size elements over n ranks: (start, length)."""
+    c = -(-size // n)
+    start = min(c * r, size)
+    return start, max(0, min(c, size - start))

@@ -4,7 +4,7 @@ whole, its operators, gradients and optimizer steps, and its errors in PyTorch's
 import numpy as np
 import pytest
 
-from launching import launched_once, needs_mpi
+from launching import chunk, launched_once, needs_mpi
 
 import minitorch
 from minitorch.distributed.tensor import Partial, Replicate, Shard
@@ -13,13 +13,6 @@ g = np.random.default_rng(0)
 X = g.standard_normal((7, 5))
 Y = g.standard_normal((7, 5))
 W = g.standard_normal((5, 6))
-
-
-def chunk(size, n, r):
-    """torch.chunk's share of rank r: (start, length)."""
-    c = -(-size // n)
-    start = min(c * r, size)
-    return start, max(0, min(c, size - start))
 
 
 def layout(shape, stride, placements, local):

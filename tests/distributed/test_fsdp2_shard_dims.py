@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from launching import SCRIPTS, launched_once, needs_mpi
+from launching import SCRIPTS, chunk, launched_once, needs_mpi
 
 sys.path.insert(0, str(SCRIPTS))
 from fsdp_models import mlp, train  # noqa: E402
@@ -24,12 +24,6 @@ def launched(tmp_path_factory):
     return launched_once(tmp_path_factory, "fsdp2_shard_dims.py", timeout=180)
 
 
-def chunk(size, n, r):
-    c = -(-size // n)
-    start = min(c * r, size)
-    return max(0, min(c, size - start))
-
-
 @needs_mpi
 @pytest.mark.parametrize("n", [2, 4])
 def test_shard_placement_fn_shards_other_dims(launched, want_steps, n):
@@ -40,7 +34,7 @@ def test_shard_placement_fn_shards_other_dims(launched, want_steps, n):
             if len(shape) == 2 and shape[1] % n == 0:
                 want.append(f"{name} (Shard(dim=1),) {(shape[0], shape[1] // n)}")
             else:
-                local = (chunk(shape[0], n, r),) + shape[1:]
+                local = (chunk(shape[0], n, r)[1],) + shape[1:]
                 want.append(f"{name} (Shard(dim=0),) {local}")
         assert list(got["placements"]) == want
         np.testing.assert_allclose(got["columns_steps"], want_steps, **STEPS)

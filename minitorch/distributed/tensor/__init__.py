@@ -55,13 +55,31 @@ def full(size, fill_value, *, requires_grad: bool = False, dtype=None, layout=No
     return _factory(fill, (size,), requires_grad, dtype, device_mesh, placements)
 
 
+def _random_factory(draw, size, requires_grad, dtype, device_mesh, placements) -> DTensor:
+    """Each rank's part of the whole tensor that draw(shape) gives from the mesh's first rank's
+    generator state (_random.py): shards of the tensor minitorch.<draw> gives with that seed."""
+    from minitorch.distributed.tensor import _random
+
+    def fill(local_shape, dtype, device):
+        whole = _random.synced(mesh, lambda: draw(shape, dtype=dtype, device=device))
+        return _random.local_part(whole, shape, mesh, placements)
+
+    from minitorch.distributed.device_mesh import _mesh_resources
+
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else tuple(size)
+    mesh = device_mesh if device_mesh is not None else _mesh_resources.get_current_mesh()
+    placements = _rd.normalize(placements if placements is not None else [Replicate()] * mesh.ndim, len(shape),
+                               mesh.ndim)
+    return _factory(fill, size, requires_grad, dtype, mesh, placements)
+
+
 def rand(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh: Optional[DeviceMesh] = None,
          placements: Optional[Sequence[Placement]] = None) -> DTensor:
-    """Each rank's part drawn from its own generator (PyTorch's draws the global tensor's parts)."""
-    return _factory(minitorch.rand, size, requires_grad, dtype, device_mesh, placements)
+    """Uniform on [0, 1): each rank's part of one draw of the whole (the same seed as minitorch.rand's)."""
+    return _random_factory(minitorch.rand, size, requires_grad, dtype, device_mesh, placements)
 
 
 def randn(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh: Optional[DeviceMesh] = None,
           placements: Optional[Sequence[Placement]] = None) -> DTensor:
-    """Each rank's part drawn from its own generator (PyTorch's draws the global tensor's parts)."""
-    return _factory(minitorch.randn, size, requires_grad, dtype, device_mesh, placements)
+    """Standard normal: each rank's part of one draw of the whole (the same seed as minitorch.randn's)."""
+    return _random_factory(minitorch.randn, size, requires_grad, dtype, device_mesh, placements)

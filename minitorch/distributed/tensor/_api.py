@@ -121,6 +121,7 @@ class DTensor(minitorch.Tensor):
     dimension); to_local() is this rank's part, full_tensor() the whole."""
 
     _spec: _Spec
+    _saved_by_reduce = True  # minitorch.save pickles it by __reduce_ex__ (its local tensor, its layout)
 
     # ---- what it is: the global tensor (the local one while subclass dispatch is off, where the
     # code running is a local computation's: _dispatch's, a Python-written op's) ----
@@ -282,14 +283,50 @@ class DTensor(minitorch.Tensor):
         return t
 
     def __reduce_ex__(self, protocol: int):
-        raise RuntimeError("pickling a DTensor is not supported: save its full_tensor() or use "
-                           "minitorch.distributed.checkpoint")
+        """Pickled (minitorch.save) as this rank's local tensor and its layout, the mesh by its
+        ranks: each rank loads its own part back into the same mesh (_rebuild_dtensor)."""
+        spec = self._spec
+        with _C.DisableTorchFunctionSubclass():
+            local = self.detach()
+            requires_grad = self.requires_grad
+        mesh = (spec.mesh.device_type, spec.mesh.mesh.tolist(), spec.mesh.mesh_dim_names)
+        layout = (mesh, tuple(_placement_code(p) for p in spec.placements), spec.shape, spec.stride)
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_spec", "_grad_view")}
+        return (_rebuild_dtensor, (local, layout, requires_grad, state))
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         from minitorch.distributed.tensor import _dispatch
 
         return _dispatch.dispatch(func, args, kwargs or {})
+
+
+def _placement_code(p: Placement) -> tuple:
+    """A placement as plain data (what a pickle may hold under weights_only)."""
+    if isinstance(p, Shard):
+        return ("S", p.dim)
+    if isinstance(p, Partial):
+        return ("P", p.reduce_op)
+    return ("R",)
+
+
+def _rebuild_dtensor(local, layout: tuple, requires_grad: bool, state: dict) -> "DTensor":
+    """A pickled DTensor: local (this rank's part) laid out by layout over this process's mesh
+    of those ranks (a new one when there is none: then every rank loads together)."""
+    from minitorch.distributed.device_mesh import _rebuild_mesh
+
+    (device_type, ranks, names), codes, shape, stride = layout
+    kinds = {"S": Shard, "P": Partial, "R": Replicate}
+    placements = [kinds[c[0]](*c[1:]) for c in codes]
+    t = _leaf(local, _spec(_rebuild_mesh(device_type, ranks, names), placements, shape, stride), requires_grad)
+    t.__dict__.update(state)
+    return t
+
+
+def _allow_loading() -> None:
+    from minitorch.serialization import _unpickler
+
+    _unpickler.library_globals[f"{__name__}._rebuild_dtensor"] = _rebuild_dtensor
 
 
 def _dim(dim: int, ndim: int) -> int:
@@ -356,3 +393,6 @@ def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None
     if output_fn is not None:
         module.register_forward_hook(lambda mod, inputs, outputs: output_fn(mod, outputs, mesh))
     return module
+
+
+_allow_loading()

@@ -16,7 +16,8 @@ the local ones) and saying how the result is laid out:
 - view, reshape, flatten, squeeze, unsqueeze, expand, permute, indexing, cat, stack, softmax,
   layer_norm, embedding, cross_entropy: _shape_ops.py;
 - any op whose DTensor operands are all replicated: computed locally, the result replicated;
-- item(), tolist(), numpy() and the number conversions: of the full tensor.
+- item(), tolist(), numpy() and the number conversions: of the full tensor;
+- the random ops (normal_, uniform_, rand_like, ...): _random.py (each rank its part of one draw).
 An operand replicated along a mesh dimension where the result is not gets its gradient back as
 a partial sum there (reduced: each rank's is its own part). Any other op on a sharded or partial
 DTensor raises NotImplementedError, and a plain tensor
@@ -31,7 +32,7 @@ import numpy as np
 import minitorch
 from minitorch import _C
 from minitorch._backed import POINTWISE
-from minitorch.distributed.tensor import _shape_ops
+from minitorch.distributed.tensor import _random, _shape_ops
 from minitorch.distributed.tensor._api import DTensor, _operand, _redistribute, _spec, _wrap
 from minitorch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard
 
@@ -386,3 +387,4 @@ def _checked(rule: Callable) -> Callable:
 
 
 _RULES.update({name: _checked(rule) for name, rule in _shape_ops.RULES.items()})
+_RULES.update({name: _checked(_random.random_op) for name in _random.RANDOM_OPS})
