@@ -1,6 +1,6 @@
 """fully_shard's shard_placement_fn (parameters sharded on other dims than 0) and
 unshard(async_op=True) over 2 and 4 processes (scripts/fsdp2_shard_dims.py), against one
-process training on the full batch."""
+process training on the full batch; and FSDP1's SHARDED_STATE_DICT chunked without a full gather."""
 import sys
 
 import numpy as np
@@ -57,3 +57,19 @@ def test_async_unshard_gathers_once_and_trains(launched, want_steps, n):
         assert int(got["async_forward_gathers"]) == 2  # the two Blocks only: the root's was gathered ahead
         np.testing.assert_allclose(got["async_steps"], want_steps, **STEPS)
         np.testing.assert_allclose(got["async_unwaited_out"], got["async_unwaited_want"], rtol=1e-12, atol=1e-12)
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 4])
+def test_fsdp1_sharded_state_dict_chunks_without_gathering(launched, n):
+    sd = mlp(0).state_dict()
+    whole = np.concatenate([v.numpy().reshape(-1) for v in sd.values()])
+    for r, got in enumerate(launched(n)):
+        for orig in (False, True):
+            # no all-gather; one all-to-all per unit (3 units; its profiler event and its issue's: 2 each)
+            np.testing.assert_array_equal(got[f"fsdp1_comm_{orig}"], [0, 6])
+            want = [f"{k} (Shard(dim=0),) {(chunk(v.shape[0], n, r)[1],) + tuple(v.shape[1:])}" for k, v in sd.items()]
+            assert list(got[f"fsdp1_keys_{orig}"]) == want
+            rows = [v.numpy()[chunk(v.shape[0], n, r)[0]:sum(chunk(v.shape[0], n, r))] for v in sd.values()]
+            np.testing.assert_array_equal(got[f"fsdp1_local_{orig}"], np.concatenate([x.reshape(-1) for x in rows]))
+            np.testing.assert_array_equal(got[f"fsdp1_full_{orig}"], whole)

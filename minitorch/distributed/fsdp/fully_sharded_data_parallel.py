@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections import OrderedDict
 from typing import Any, Callable, Dict, Generator, Iterable, Iterator, List, Optional, Tuple
 
 import minitorch
@@ -385,15 +386,29 @@ class FullyShardedDataParallel(nn.Module):
         return out
 
     def _sharded_state_dict(self, prefix: str) -> Dict[str, Any]:
+        """The parameters as DTensors chunked on dim 0, each rank's rows from the flat shards
+        that hold them (_shard_utils: no full gather), in the full state dict's order; buffers
+        and ignored parameters as the module has them (the latter chunked where they are)."""
         from minitorch.distributed.checkpoint.state_dict import _fsdp1_mesh, _sharded
+        from minitorch.distributed.fsdp._shard_utils import sharded_params
 
-        with FullyShardedDataParallel.state_dict_type(self, StateDictType.FULL_STATE_DICT):
-            full = self.state_dict(prefix=prefix)
         mesh = _fsdp1_mesh(self)
-        buffers = {prefix + _clean(name) for name, _ in nn.Module.named_buffers(self)}
-        out = type(full)()
-        for k, v in full.items():
-            out[k] = v if k in buffers or not isinstance(v, minitorch.Tensor) else _sharded(v, mesh)
+        units = [u for u in self._units() if u._handle is not None]
+        by_module: Dict[int, list] = {}
+        for u in units:
+            for info, dt in sharded_params(u._handle, mesh):
+                by_module.setdefault(id(info.module), []).append((info.name, dt))
+        out: Dict[str, Any] = OrderedDict()
+        for name, mod in self.named_modules():
+            head = prefix + (_clean(name + ".") if name else "")
+            for pname, dt in by_module.get(id(mod), []):
+                out[head + pname] = dt
+            for pname, p in mod._parameters.items():
+                if p is not None and pname != FLAT_PARAM and not getattr(p, "_fsdp_flattened", False):
+                    out[head + pname] = _sharded(p.detach().clone(), mesh)
+            for bname, b in mod._buffers.items():
+                if b is not None and bname not in mod._non_persistent_buffers_set:
+                    out[head + bname] = b.detach().clone()
         return out
 
     def _local_state_dict(self, prefix: str) -> Dict[str, Any]:

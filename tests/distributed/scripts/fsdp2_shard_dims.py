@@ -1,6 +1,6 @@
 """fully_shard with shard_placement_fn (parameters sharded on dim 1, on dim -1) and
 unshard(async_op=True) over the launched ranks: trainings on each rank's share of every batch,
-the layouts, the all-gathers counted; results to <out>/rank<r>.npz for
+the layouts, the all-gathers counted; FSDP1's SHARDED_STATE_DICT made without a gather; results to <out>/rank<r>.npz for
 tests/distributed/test_fsdp2_shard_dims.py to compare with one process on the full batch."""
 import datetime
 import sys
@@ -83,6 +83,23 @@ m.unshard(async_op=True)  # never waited: the forward finishes it
 with minitorch.no_grad():
     res["async_unwaited_out"] = m(x).numpy()
 res["async_unwaited_want"] = mlp(0)(x).detach().numpy()
+
+# FSDP1's SHARDED_STATE_DICT: each rank's rows from the flat shards by one all-to-all per unit, no gather
+from minitorch.distributed.fsdp import FullyShardedDataParallel as FSDP, StateDictType  # noqa: E402
+from minitorch.distributed.fsdp.wrap import ModuleWrapPolicy  # noqa: E402
+from fsdp_models import Block  # noqa: E402
+
+for orig in (False, True):
+    m1 = FSDP(mlp(0), auto_wrap_policy=ModuleWrapPolicy({Block}), use_orig_params=orig)
+    with minitorch.profiler.profile() as prof:
+        with FSDP.state_dict_type(m1, StateDictType.SHARDED_STATE_DICT):
+            sd = m1.state_dict()
+    names = [e.key for e in prof.key_averages() for _ in range(e.count)]
+    res[f"fsdp1_comm_{orig}"] = np.array([names.count("Comm::all_gather_into_tensor"),
+                                          names.count("Comm::all_to_all_single")])
+    res[f"fsdp1_keys_{orig}"] = np.array([f"{k} {v.placements} {tuple(v.to_local().shape)}" for k, v in sd.items()])
+    res[f"fsdp1_local_{orig}"] = np.concatenate([v.to_local().numpy().reshape(-1) for v in sd.values()])
+    res[f"fsdp1_full_{orig}"] = full_params({k: v.full_tensor() for k, v in sd.items()})
 
 # misuse, in PyTorch's classes and words
 res["err_uneven"] = np.array(error(lambda: fully_shard(mlp(0), shard_placement_fn=lambda p: Shard(1) if
