@@ -10,18 +10,20 @@ rank 0 the plain tensors and other values, which every rank holds alike; rank 0 
 metadata, every chunk's place in its tensor and in the files. Loading gives each target its
 region of the saved tensor (a DTensor's local region, a plain tensor's whole) from the chunks
 that overlap it, so the number of ranks and the layout may differ from the saving run's. A key
-missing from the checkpoint, or of another shape, fails as PyTorch's do (CheckpointException)."""
+missing from the checkpoint, or of another shape, fails as PyTorch's do (CheckpointException).
+The files are PyTorch's (filesystem.py): torch.distributed.checkpoint reads them, and this reads its."""
 from __future__ import annotations
 
 import os
 import traceback
+import uuid
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import minitorch
 from minitorch.distributed.checkpoint.api import CheckpointException
 from minitorch.distributed.checkpoint.filesystem import (BytesStorageMetadata, ChunkStorageMetadata, FileSystemReader,
-                                                         FileSystemWriter, Metadata, MetadataIndex, TensorProperties,
-                                                         TensorStorageMetadata, _storage)
+                                                         FileSystemWriter, Metadata, MetadataIndex, StorageMeta,
+                                                         TensorProperties, TensorStorageMetadata, _storage)
 from minitorch.distributed.checkpoint.stateful import Stateful
 
 __all__ = ["BytesStorageMetadata", "CheckpointException", "ChunkStorageMetadata", "FileSystemReader",
@@ -40,13 +42,18 @@ def _items(obj: Any):
     return obj.items() if isinstance(obj, dict) else enumerate(obj)
 
 
-def _flatten(obj: Any, prefix: str, out: Dict[str, Any]) -> Dict[str, Any]:
+def _flatten(obj: Any, prefix: str, out: Dict[str, Any], paths: Optional[Dict[str, tuple]] = None,
+             path: tuple = ()) -> Dict[str, Any]:
+    """obj's leaves under their dotted keys (into out); paths gets each key's path of keys in obj
+    (the metadata's planner_data, as PyTorch's planner records it)."""
     for k, v in _items(obj):
         key = f"{prefix}{k}"
         if _nested(v):
-            _flatten(v, key + ".", out)
+            _flatten(v, key + ".", out, paths, path + (k,))
         else:
             out[key] = v
+            if paths is not None:
+                paths[key] = path + (k,)
     return out
 
 
@@ -73,10 +80,6 @@ def _stated(state_dict: Dict[str, Any]) -> Dict[str, Any]:
     return {k: (v.state_dict() if isinstance(v, Stateful) else v) for k, v in state_dict.items()}
 
 
-def _dtype_name(t) -> str:
-    return str(t.dtype).rsplit(".", 1)[-1]
-
-
 def _plan(flat: Dict[str, Any], rank: int):
     """(this rank's chunks to write: (MetadataIndex, value), every key's metadata without chunks,
     this rank's chunks: key -> [ChunkStorageMetadata])."""
@@ -90,20 +93,20 @@ def _plan(flat: Dict[str, Any], rank: int):
         if isinstance(v, DTensor):
             if any(p.is_partial() for p in v.placements):
                 v = v.redistribute(placements=[Replicate() if p.is_partial() else p for p in v.placements])
-            meta[key] = TensorStorageMetadata(TensorProperties(_dtype_name(v)), tuple(v.shape))
+            meta[key] = TensorStorageMetadata(TensorProperties(v.dtype), minitorch.Size(v.shape))
             coord = v.device_mesh.get_coordinate()
             if all(c == 0 for c, p in zip(coord, v.placements) if p.is_replicate()):
                 local = v.to_local().detach()
-                offsets = local_offset(tuple(v.shape), v.device_mesh, v.placements)
+                offsets = minitorch.Size(local_offset(tuple(v.shape), v.device_mesh, v.placements))
                 if local.numel() or not v.numel():
-                    items.append((MetadataIndex(key, offsets), local))
-                    chunks[key] = [ChunkStorageMetadata(offsets, tuple(local.shape))]
+                    items.append((MetadataIndex(key, offsets, 0), local))
+                    chunks[key] = [ChunkStorageMetadata(offsets, minitorch.Size(local.shape))]
         elif isinstance(v, minitorch.Tensor):
-            meta[key] = TensorStorageMetadata(TensorProperties(_dtype_name(v)), tuple(v.shape))
+            meta[key] = TensorStorageMetadata(TensorProperties(v.dtype), minitorch.Size(v.shape))
             if rank == 0:
-                offsets = (0,) * v.dim()
-                items.append((MetadataIndex(key, offsets), v))
-                chunks[key] = [ChunkStorageMetadata(offsets, tuple(v.shape))]
+                offsets = minitorch.Size((0,) * v.dim())
+                items.append((MetadataIndex(key, offsets, 0), v))
+                chunks[key] = [ChunkStorageMetadata(offsets, minitorch.Size(v.shape))]
         else:
             meta[key] = BytesStorageMetadata()
             if rank == 0:
@@ -120,10 +123,10 @@ def save(state_dict: Dict[str, Any], *, checkpoint_id: Union[str, os.PathLike, N
     writer = _storage(checkpoint_id, storage_writer, FileSystemWriter)
     rank, world = _rank(process_group, no_dist)
     error = None
-    where, chunks, meta = {}, {}, {}
+    where, chunks, meta, paths = {}, {}, {}, {}
     try:
         writer.check()
-        flat = _flatten(_stated(state_dict), "", {})  # on every rank: DTensors reduce, FSDP1 gathers
+        flat = _flatten(_stated(state_dict), "", {}, paths)  # on every rank: DTensors reduce, FSDP1 gathers
         items, meta, chunks = _plan(flat, rank)
         where = writer.write_data(items, rank)
     except Exception as e:  # noqa: BLE001  (reported by every rank, after the others are told)
@@ -137,7 +140,8 @@ def save(state_dict: Dict[str, Any], *, checkpoint_id: Union[str, os.PathLike, N
     failed = [r for r, (bad, _, _) in enumerate(gathered) if bad]
     if failed:
         raise CheckpointException("write", {r: (RuntimeError(f"rank {r} failed to write"), None) for r in failed})
-    md = Metadata(meta)
+    md = Metadata(meta, planner_data=paths,
+                  storage_meta=StorageMeta(checkpoint_id=os.fspath(writer.path), save_id=str(uuid.uuid4())))
     for _, placed, own in gathered:
         md.storage_data.update(placed)
         for key, cs in own.items():
@@ -197,11 +201,11 @@ def _load_into(obj: Any, prefix: str, md: Metadata, reader: FileSystemReader) ->
             with minitorch.no_grad():
                 if isinstance(v, DTensor):
                     local = v.to_local()
-                    region = minitorch.empty(local.shape, dtype=getattr(minitorch, entry.properties.dtype))
+                    region = minitorch.empty(local.shape, dtype=entry.properties.dtype)
                     _fill(region, local_offset(tuple(v.shape), v.device_mesh, v.placements), key, entry, md, reader)
                     local.copy_(region)
                 else:
-                    region = minitorch.empty(tuple(v.shape), dtype=getattr(minitorch, entry.properties.dtype))
+                    region = minitorch.empty(tuple(v.shape), dtype=entry.properties.dtype)
                     _fill(region, (0,) * v.dim(), key, entry, md, reader)
                     v.copy_(region)
         else:
