@@ -1,4 +1,4 @@
-"""Random DTensors (distributed.tensor.rand/randn, nn.init and rand_like on DTensors) and DTensor
+"""Random DTensors (distributed.tensor.rand/randn, nn.init, rand_like and dropout on DTensors) and DTensor
 pickling over 2 and 4 processes (scripts/dtensor_random.py): each shard is the matching slice
 of the tensor one process draws with the same seed (PyTorch's offset-based RNG's promise), and a
 saved DTensor loads back as the same layout and values."""
@@ -29,7 +29,14 @@ def test_random_dtensors_are_slices_of_one_draw(launched, n):
     minitorch.nn.init.uniform_(w, -1.0, 1.0)
     want["init_uniform"] = w.numpy().copy()
     want["rand_like"] = minitorch.rand_like(minitorch.zeros(5, 3)).numpy()
+    minitorch.manual_seed(11)
+    act = (minitorch.ones(6, 4, dtype=minitorch.float64) * 3).requires_grad_()
+    dropped = minitorch.nn.functional.dropout(act, 0.5)
+    (dropped * 2).sum().backward()
+    want["dropout"], want["dropout_grad"] = dropped.detach().numpy(), act.grad.numpy()
+    assert 0 < (want["dropout"] == 0).sum() < want["dropout"].size  # some dropped, some kept
     for r, got in enumerate(launched(n)):
+        assert str(got["dropout_layout"]) == "(Shard(dim=0),)"
         for key, value in want.items():
             np.testing.assert_array_equal(got[key], value, err_msg=key)
         assert str(got["init_normal_layout"]) == "(Shard(dim=1),)"

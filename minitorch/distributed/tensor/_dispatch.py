@@ -17,7 +17,7 @@ the local ones) and saying how the result is laid out:
   layer_norm, embedding, cross_entropy: _shape_ops.py;
 - any op whose DTensor operands are all replicated: computed locally, the result replicated;
 - item(), tolist(), numpy() and the number conversions: of the full tensor;
-- the random ops (normal_, uniform_, rand_like, ...): _random.py (each rank its part of one draw).
+- the random ops (normal_, uniform_, rand_like, ..., dropout): _random.py (each rank its part of one draw).
 An operand replicated along a mesh dimension where the result is not gets its gradient back as
 a partial sum there (reduced: each rank's is its own part). Any other op on a sharded or partial
 DTensor raises NotImplementedError, and a plain tensor
@@ -388,3 +388,4 @@ def _checked(rule: Callable) -> Callable:
 
 _RULES.update({name: _checked(rule) for name, rule in _shape_ops.RULES.items()})
 _RULES.update({name: _checked(_random.random_op) for name in _random.RANDOM_OPS})
+_RULES["dropout"] = _checked(_random.dropout)

@@ -70,5 +70,30 @@ def random_op(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
     return _wrap(part, _spec(mesh, self.placements, shape))
 
 
+def dropout(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
+    """dropout(input, p, train) on a DTensor: each rank's input times its slice of the scaled
+    mask that dropout draws for a whole tensor of ones (one draw, as random_op's), so the result
+    is the slice of what one process's dropout gives with that seed."""
+    from minitorch.distributed.tensor._api import _redistribute, _spec, _wrap
+    from minitorch.distributed.tensor.placement_types import Replicate
+
+    self = args[0]
+    p = kwargs.get("p", args[1] if len(args) > 1 else 0.5)
+    train = kwargs.get("train", args[2] if len(args) > 2 else True)
+    mesh = self.device_mesh
+    if not train or p == 0:  # the identity (a partial value stays partial)
+        with _C.DisableTorchFunctionSubclass():
+            local = func(*args, **kwargs)
+        return _wrap(local, _spec(mesh, self.placements, tuple(self.shape)))
+    if any(q.is_partial() for q in self.placements):  # a mask multiplies the whole value
+        self = _redistribute(self, [Replicate() if q.is_partial() else q for q in self.placements])
+    shape = tuple(self.shape)
+    with _C.DisableTorchFunctionSubclass():
+        ones = minitorch.ones(shape, dtype=self.dtype, device=self.device)
+        scale = local_part(synced(mesh, lambda: func(ones, p, True)), shape, mesh, self.placements)
+        local = self * scale
+    return _wrap(local, _spec(mesh, self.placements, shape))
+
+
 RANDOM_OPS = ("normal_", "uniform_", "random_", "bernoulli_", "exponential_", "log_normal_", "cauchy_",
               "geometric_", "rand_like", "randn_like", "randint_like")

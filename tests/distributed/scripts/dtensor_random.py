@@ -50,6 +50,16 @@ like = minitorch.rand_like(distribute_tensor(minitorch.zeros(5, 3), mesh, [Shard
 res["rand_like"] = full(like)
 res["rand_like_layout"] = np.array(f"{type(like).__name__} {like.placements}")
 
+# dropout of a sharded activation: each rank its slice of one process's mask (and its gradient)
+minitorch.manual_seed(11 + r)
+act = distribute_tensor(minitorch.ones(6, 4, dtype=minitorch.float64) * 3, mesh, [Shard(0)])
+act.requires_grad_()
+dropped = nn.functional.dropout(act, 0.5)
+res["dropout"] = full(dropped)
+res["dropout_layout"] = np.array(str(dropped.placements))
+(dropped * 2).sum().full_tensor().backward()
+res["dropout_grad"] = full(act.grad)
+
 # minitorch.save / load of DTensors: each rank its own part, back in the same mesh
 g = np.random.default_rng(0)
 X = g.standard_normal((7, 5))
