@@ -22,22 +22,28 @@ install: build
 ## on the CPU) and the test dependencies (PyTorch CPU as the reference); pytest, then the CUDA
 ## tests again on the emulated device, so the CUDA backend is tested where there is no GPU
 test: install-test
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest $(PYTEST_PAR)
 	$(MAKE) test-cuda-emu
 	$(MAKE) test-cuda-emu-async
 
+## pytest's runs use one process per CPU core (pytest-xdist's -n auto, from the test extras; tests
+## are handed out as workers free up, each worker a fresh interpreter with the conftest's set-up);
+## PYTEST_WORKERS=0 runs the suite in one process, PYTEST_WORKERS=N in N. Without pytest-xdist
+## (a target run before make test installed it), one process
+PYTEST_WORKERS ?= auto
+PYTEST_PAR = $(if $(filter 0,$(PYTEST_WORKERS)),,$(shell $(PYTHON) -c 'import xdist' 2> /dev/null && printf -- '-n %s' $(PYTEST_WORKERS)))
 EMU_ENV = MINITORCH_CUDA_EMU=1
 ## tests/cuda on the emulated device (about 50 s; it needs the _C_cuda_emu extension, which
 ## make test builds)
 test-cuda-emu:
-	$(EMU_ENV) $(PYTHON) -m pytest -p no:cacheprovider tests/cuda
+	$(EMU_ENV) $(PYTHON) -m pytest $(PYTEST_PAR) -p no:cacheprovider tests/cuda
 
 ## tests/cuda again with the emulated device asynchronous (MINITORCH_EMU_ASYNC=1: each stream's
 ## work runs on its own worker thread, the host returns from a launch before the kernel ran), so
 ## a missing stream wait or host synchronisation shows as wrong data; and tests/emu, the emulated
 ## runtime's own tests, in that mode
 test-cuda-emu-async:
-	$(EMU_ENV) MINITORCH_EMU_ASYNC=1 $(PYTHON) -m pytest -p no:cacheprovider tests/cuda tests/emu
+	$(EMU_ENV) MINITORCH_EMU_ASYNC=1 $(PYTHON) -m pytest $(PYTEST_PAR) -p no:cacheprovider tests/cuda tests/emu
 
 install-test: build-reqs
 	$(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace
@@ -60,7 +66,7 @@ build: build-reqs
 CPU_ONLY_TESTS = tests/install $$(grep -rlE 'cuda' tests --include='test_*.py' | grep -v '^tests/cuda/' | sort) tests/cuda
 test-cpu:
 	MINITORCH_CUDA=0 $(PYTHON) setup.py -q build_ext --inplace
-	MINITORCH_CUDA=0 $(PYTHON) -m pytest -p no:cacheprovider $(CPU_ONLY_TESTS)
+	MINITORCH_CUDA=0 $(PYTHON) -m pytest $(PYTEST_PAR) -p no:cacheprovider $(CPU_ONLY_TESTS)
 	$(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace
 
 ## the wheel as a user gets it: built (without the emulated device), installed in a fresh virtual
@@ -100,14 +106,14 @@ SANITIZE_IGNORE = --ignore=tests/install/test_build.py --ignore=tests/viz/test_c
 RESTORE ?= 1
 test-sanitize:
 	MINITORCH_SANITIZE=1 $(PYTHON) setup.py -q build_ext --inplace
-	$(SANITIZE_ENV) $(PYTHON) -m pytest -p no:cacheprovider --capture=sys $(SANITIZE_IGNORE) $(TESTS)
+	$(SANITIZE_ENV) $(PYTHON) -m pytest $(PYTEST_PAR) -p no:cacheprovider --capture=sys $(SANITIZE_IGNORE) $(TESTS)
 	if [ "$(RESTORE)" = 1 ]; then $(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace; fi
 
 ## tests/cuda on the emulated device under the sanitizers (an out-of-bounds access of a kernel
 ## to device memory is a heap overflow there); about 3.5 minutes, so not part of test-sanitize
 test-sanitize-cuda-emu:
 	MINITORCH_SANITIZE=1 MINITORCH_CUDA=0 $(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace
-	$(SANITIZE_ENV) $(EMU_ENV) $(PYTHON) -m pytest -p no:cacheprovider --capture=sys tests/cuda
+	$(SANITIZE_ENV) $(EMU_ENV) $(PYTHON) -m pytest $(PYTEST_PAR) -p no:cacheprovider --capture=sys tests/cuda
 	$(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace
 
 bench:

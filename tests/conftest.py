@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import minitorch
+from no_torch import block_torch_if_asked
 
 # A suite started in the background of a shell without job control (`cmd &` in a script) inherits
 # SIGINT ignored, and so would every child it starts: the tests of Ctrl-C (a rank's or a DataLoader's
@@ -14,10 +15,8 @@ import minitorch
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-# The sanitizer run cannot load PyTorch (ASan's exception interceptor aborts on its C++ throws):
-# make `import torch` fail, so every comparison with PyTorch skips as where it is not installed.
-if os.environ.get("MINITORCH_TEST_NO_TORCH") == "1":
-    sys.modules["torch"] = None
+# The sanitizer run cannot load PyTorch: `import torch` fails there (tests/no_torch.py).
+block_torch_if_asked()
 
 if os.environ.get("MINITORCH_SANITIZE_RUN") == "1":
     import subprocess

@@ -15,7 +15,6 @@ by Adam, as published), and the Polyak update p_targ.data.mul_(polyak); p_targ.d
 polyak) * p.data). Randomness: torch.manual_seed and np.random.seed as the scripts call them (both
 libraries draw PyTorch's CPU streams, so sampled actions agree)."""
 import itertools
-import sys
 import time
 from copy import deepcopy
 
@@ -24,12 +23,6 @@ import pytest
 
 from prog_helpers import Printed, compare_program, numpy_of
 
-if "torch" in sys.modules and sys.modules["torch"] is None:
-    # The sanitizer run blocks torch with None in sys.modules (tests/conftest.py); scipy.signal
-    # imports scipy.stats, whose array-API probe then reads None.Tensor (AttributeError), and this
-    # program is compared with PyTorch, which that run has not
-    pytest.skip("scipy.stats fails to import when torch is blocked by None in sys.modules",
-                allow_module_level=True)
 scipy_signal = pytest.importorskip("scipy.signal")
 
 
