@@ -113,14 +113,22 @@ CASES = {
 }
 
 # the convolutions' cases: input, weight, stride, padding, groups, channels-last; MobileNet's
-# depthwise 3x3 (stride 1 and 2), ResNeXt-like groups, a first layer, conv3d of bench_conv.py
+# depthwise 3x3 (stride 1 and 2), ResNeXt-like groups (16 channels a group, and 2-11 output
+# channels a group: groups=8/16 on 64, ResNeXt's 32 groups of 4 on 128), a first layer, conv3d of
+# bench_conv.py and a 16 -> 32 one whose weight gradient is 3-D
 CONV = {
     "conv3d CL": ((8, 4, 16, 16, 16), (16, 4, 3, 3, 3), 1, 1, 1, True),
+    "conv3d 16-32": ((4, 16, 16, 32, 32), (32, 16, 3, 3, 3), 1, 1, 1, False),
+    "conv3d 16-32 CL": ((4, 16, 16, 32, 32), (32, 16, 3, 3, 3), 1, 1, 1, True),
     "dwconv CL": ((32, 32, 56, 56), (32, 1, 3, 3), 1, 1, 32, True),
     "dwconv/2 CL": ((32, 64, 56, 56), (64, 1, 3, 3), 2, 1, 64, True),
     "dwconv NCHW": ((32, 32, 56, 56), (32, 1, 3, 3), 1, 1, 32, False),
     "groups=4 CL": ((8, 64, 56, 56), (64, 16, 3, 3), 1, 1, 4, True),
     "groups=2 CL": ((8, 64, 56, 56), (64, 32, 3, 3), 1, 1, 2, True),
+    "groups=8 CL": ((8, 64, 56, 56), (64, 8, 3, 3), 1, 1, 8, True),
+    "groups=16 CL": ((8, 64, 56, 56), (64, 4, 3, 3), 1, 1, 16, True),
+    "groups=32 ResNeXt": ((32, 128, 28, 28), (128, 4, 3, 3), 1, 1, 32, False),
+    "groups=32 ResNeXt CL": ((32, 128, 28, 28), (128, 4, 3, 3), 1, 1, 32, True),
     "CIFAR conv1 CL": ((32, 3, 32, 32), (64, 3, 3, 3), 1, 1, 1, True),
 }
 

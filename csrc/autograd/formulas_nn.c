@@ -90,6 +90,32 @@ mt_grad_conv_transpose2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
  * other convolution passes (PyTorch's convolution_backward derivative): what makes conv2d's
  * gradient differentiable again (double backward, gradient penalties). */
 
+/* convolution_backward_weight(grad_output, input) of conv3d (a 5-D weight_size): the gradient
+ * gg's conv3d of the input, and conv3d's input gradient of grad_output with gg as its weight */
+static mt_status
+grad_convolution_backward_weight3d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    mt_tensor *go = n->saved[0], *x = n->saved[1];
+    const mt_intlist *s = &n->args.l[1], *p = &n->args.l[2], *d = &n->args.l[3];
+    mt_conv_params c = {.dims = 3, .groups = n->args.i[0]};
+    for (int k = 0; k < 3; k++) { /* one value or three (the front end's check) */
+        c.stride[k] = s->v[s->n == 1 ? 0 : k];
+        c.pad[k] = p->v[p->n == 1 ? 0 : k];
+        c.dil[k] = d->v[d->n == 1 ? 0 : k];
+    }
+    mt_status st = MT_OK;
+    if (n->edges[0].node) {
+        st = mt_op_conv3d(x, g[0], NULL, 3, c.stride, 3, c.pad, 3, c.dil, c.groups, &gi[0]);
+    }
+    if (st == MT_OK && n->edges[1].node) {
+        const bool need[2] = {true, false};
+        mt_tensor *both[2] = {NULL, NULL};
+        st = mt_conv3d_backward(&c, x, g[0], go, need, both);
+        gi[1] = both[0];
+    }
+    return st;
+}
+
 /* convolution_backward_input(grad_output, weight) or _weight(grad_output, input), the other
  * tensor t[1]; the output has the size l[0] of the input (or the weight) */
 static mt_status
@@ -100,6 +126,9 @@ grad_convolution_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi, bool 
     int64_t groups = n->args.i[0];
     const mt_meta *m = &n->in_meta[1];
     mt_status st = MT_OK;
+    if (!of_input && n->args.l[0].n == 5) {
+        return grad_convolution_backward_weight3d(n, g, gi);
+    }
     if (n->edges[0].node) { /* conv2d of the input with the weight, whichever g[0] is */
         st = mt_op_conv2d(of_input ? g[0] : other, of_input ? other : g[0], NULL, s->n, s->v, p->n,
                           p->v, d->n, d->v, groups, &gi[0]);

@@ -33,6 +33,20 @@
 #define CONV_BATCH_BYTES (1 << 21)
 
 
+conv_geom
+mt_cpu_conv3_flat(const conv3_geom *g)
+{
+    const conv_geom *p = &g->hw;
+    return (conv_geom){.n = p->n,
+                       .c = g->c,
+                       .oc = p->oc,
+                       .kh = g->kd * p->kh,
+                       .kw = p->kw,
+                       .oh = g->od * p->oh,
+                       .ow = p->ow,
+                       .groups = p->groups};
+}
+
 mt_status
 mt_cpu_conv_fits_blas(const conv_geom *g)
 {
@@ -407,9 +421,9 @@ out_release:
 // [od0, od1), its rows ld elements apart: the row block (c, kd) holds, at each output depth,
 // the 2-D im2col of the depth slice tap kd meets there (g->hw, one channel), zeros where that
 // slice lies in the depth padding
-static void
-vol2col(const char *x, char *col, int64_t ld, const conv3_geom *g, size_t item, int64_t od0,
-        int64_t od1)
+void
+mt_cpu_vol2col(const char *x, char *col, int64_t ld, const conv3_geom *g, size_t item, int64_t od0,
+               int64_t od1)
 {
     const conv_geom *p = &g->hw;
     const int64_t taps = p->kh * p->kw, n = p->oh * p->ow, plane = p->h * p->w * (int64_t)item;
@@ -450,15 +464,7 @@ mt_cpu_conv3d(mt_args *a)
         return mt_fail_not_implemented(dilated ? "slow_conv_dilated<>" : "compute_columns3d", "",
                                        dt);
     }
-    /* the gemm's view of the convolution: kernel rows KD*KH, output rows OD*OH */
-    const conv_geom flat = {.n = p->n,
-                            .c = g->c,
-                            .oc = p->oc,
-                            .kh = g->kd * p->kh,
-                            .kw = p->kw,
-                            .oh = g->od * p->oh,
-                            .ow = p->ow,
-                            .groups = p->groups};
+    const conv_geom flat = mt_cpu_conv3_flat(g);
     mt_status st = mt_cpu_conv_fits_blas(&flat);
     if (st) {
         return st;
@@ -498,7 +504,7 @@ mt_cpu_conv3d(mt_args *a)
         for (int64_t od0 = 0; od0 < g->od; od0 += depths) {
             int64_t od1 = od0 + depths < g->od ? od0 + depths : g->od, nb = (od1 - od0) * plane;
             if (own_col) {
-                vol2col(volume, mt_tensor_data(col), nb, g, item, od0, od1);
+                mt_cpu_vol2col(volume, mt_tensor_data(col), nb, g, item, od0, od1);
             }
             conv_block(mt_tensor_data(w), own_col ? mt_tensor_data(col) : volume, own_col ? nb : n,
                        out_b + od0 * plane * (int64_t)item, n, nb, a->t[2], &flat, dt, false);

@@ -20,6 +20,9 @@ mt_conv_inside(int64_t off, int64_t stride, int64_t size, int64_t ow, int64_t *l
     *lo = *lo < *hi ? *lo : *hi;
 }
 
+/* The gemm's view of a 3-D convolution (vol2col's col): kernel rows KD*KH, output rows OD*OH. */
+conv_geom mt_cpu_conv3_flat(const conv3_geom *g);
+
 /* Whether BLAS's 32-bit sizes hold g's products, else the error. */
 mt_status mt_cpu_conv_fits_blas(const conv_geom *g);
 
@@ -55,6 +58,17 @@ mt_status mt_cpu_conv_nhwc_direct(const float *x, const float *w, const float *b
 bool mt_cpu_conv_ndhwc_direct_suits(const conv3_geom *g, mt_dtype dt);
 mt_status mt_cpu_conv_ndhwc_direct(const float *x, const float *w, const float *bias, float *out,
                                    const conv3_geom *g);
+
+/* conv3d's weight gradient gw (OC, KD, KH, KW, C/G) from grad_out (N, OD, OH, OW, OC) and x
+ * (N, D, H, W, C), dense float32, by conv2d's channels-last register kernel with a depth tap
+ * (conv_nhwc.c), where mt_cpu_conv_ndhwc_weight_suits(g, dt). */
+bool mt_cpu_conv_ndhwc_weight_suits(const conv3_geom *g, mt_dtype dt);
+mt_status mt_cpu_conv_ndhwc_weight(const float *go, const float *x, float *gw, const conv3_geom *g);
+
+/* col (C*KD*KH*KW, (od1-od0)*OH*OW), rows ld elements apart, of volume x (C, D, H, W): for output
+ * depths [od0, od1), zeros where a tap's depth slice lies in the padding (conv.c) */
+void mt_cpu_vol2col(const char *x, char *col, int64_t ld, const conv3_geom *g, size_t item,
+                    int64_t od0, int64_t od1);
 
 /* depthwise conv2d (groups = C = OC) on channels-last float32 (conv_depthwise.c), where
  * mt_cpu_conv_dw_suits(g, dt), all dense; w (C, KH, KW) is the weight in either layout (the same

@@ -332,10 +332,6 @@ mt_cpu_convolution_backward_input(mt_args *a)
     return conv_bwd_end(&c, st);
 }
 
-/* Most bytes of one chunk's copies of col and grad_output in the weight's gradient: small images
- * go a chunk at a time, one gemm a chunk (and group) rather than one an image, which on
- * (128, 16, 16, 16) planes (conv3d's depth taps) was 384 gemms too small to split. */
-#define BWD_CHUNK_BYTES (1 << 22)
 
 // images [b0, b0 + nb) side by side: col (C*KH*KW, nb*OH*OW) their im2cols (or the images
 // themselves, a 1x1 kernel), gt (OC, nb*OH*OW) their grad_outputs
@@ -364,11 +360,99 @@ gather_chunk(const conv_bwd *c, int64_t b0, int64_t nb, char *col, char *gt)
     }
 }
 
+/* Most bytes of one chunk's copies of col and grad_output in conv2d's weight gradient (of col
+ * alone in conv3d's): small images go a chunk at a time, one gemm a chunk (and group) rather
+ * than one an image, which on (128, 16, 16, 16) planes (conv3d's depth taps, once) was 384
+ * gemms too small to split. */
+#define BWD_CHUNK_BYTES (1 << 22)
+
+/* ---- conv3d's weight gradient (a weight_size of 5 dims; the front end's plan is conv3) ---- */
+
+// go (N, OC, OD, OH, OW), x (N, C, D, H, W), both dense in dt -> gw (OC, C/G*KD*KH*KW), zeroed:
+// per volume and block of output depths, vol2col (conv.c), then per group
+// gw_g (OC/G, K) += go_g (OC/G, depths*OH*OW) @ col_g^T (depths*OH*OW, K): one gemm, no copy per
+// depth tap
+static mt_status
+weight3d_gemm(const char *go, const char *x, char *gw, const conv3_geom *g, mt_dtype dt)
+{
+    const conv_geom *p = &g->hw;
+    const int64_t item = (int64_t)mt_dtype_size(dt), plane = p->oh * p->ow, n = g->od * plane;
+    const int64_t og = p->oc / p->groups, k = g->c / p->groups * g->kd * p->kh * p->kw;
+    const int64_t krows = k * p->groups, volume = g->c * g->d * p->h * p->w;
+    memset(gw, 0, (size_t)(p->oc * k * item));
+    if (n == 0 || k == 0 || og == 0) {
+        return MT_OK;
+    }
+    int64_t depths = BWD_CHUNK_BYTES / (krows * plane * item + 1);
+    depths = depths < 1 ? 1 : depths > g->od ? g->od : depths;
+    const int64_t col_sizes[2] = {krows, depths * plane};
+    mt_tensor *col = NULL;
+    mt_status st = mt_tensor_empty(2, col_sizes, dt, MT_DEVICE_CPU, &col);
+    for (int64_t b = 0; st == MT_OK && b < p->n; b++) {
+        for (int64_t od0 = 0; od0 < g->od; od0 += depths) {
+            const int64_t od1 = od0 + depths < g->od ? od0 + depths : g->od;
+            const int64_t nb = (od1 - od0) * plane;
+            const char *cb = mt_tensor_data(col);
+            mt_cpu_vol2col(x + b * volume * item, mt_tensor_data(col), nb, g, (size_t)item, od0,
+                           od1);
+            for (int64_t gi = 0; gi < p->groups; gi++) {
+                mt_cpu_gemm_raw(dt, false, true, (int)og, (int)k, (int)nb, 1.0,
+                                go + ((b * p->oc + gi * og) * n + od0 * plane) * item, (int)n,
+                                cb + gi * k * nb * item, (int)nb, 1.0, gw + gi * og * k * item,
+                                (int)k);
+            }
+        }
+    }
+    mt_tensor_clear(&col);
+    return st;
+}
+
+// grad_output (N, OC, OD, OH, OW), input (N, C, D, H, W), weight_size (OC, C/G, KD, KH, KW);
+// out = the gradient of conv3d's weight: channels-last-3d float32 by conv_nhwc.c's register
+// kernel (from the data as it lies), float32 by the direct kernel, else vol2col and gemms
+static mt_status
+weight3d(mt_args *a)
+{
+    const conv3_geom *g = &a->plan->conv3;
+    const mt_dtype dt = a->t[0]->dtype;
+    const conv_geom flat = mt_cpu_conv3_flat(g);
+    mt_status st = mt_cpu_conv_fits_blas(&flat);
+    if (st) {
+        return st;
+    }
+    const bool cl = a->t[1]->dtype == dt && mt_cpu_conv_ndhwc_weight_suits(g, dt) &&
+                    mt_front_take_format(a->plan, a, 0);
+    mt_tensor *go = NULL, *x = NULL;
+    if (cl) { /* both float32 (the kernel's suits) */
+        st = mt_cpu_dense_format(a->t[0], MT_CHANNELS_LAST_3D, &go);
+        st = st ? st : mt_cpu_dense_format(a->t[1], MT_CHANNELS_LAST_3D, &x);
+    } else {
+        st = mt_cpu_dense(a->t[0], dt, &go);
+        st = st ? st : mt_cpu_dense(a->t[1], dt, &x);
+    }
+    const char *gd = st ? NULL : mt_tensor_data(go), *xd = st ? NULL : mt_tensor_data(x);
+    char *gw = mt_tensor_data(a->out[0]);
+    if (st == MT_OK && cl) {
+        st = mt_cpu_conv_ndhwc_weight((const float *)gd, (const float *)xd, (float *)gw, g);
+    } else if (st == MT_OK && mt_cpu_conv_direct_weight_suits(g, dt)) {
+        st = mt_cpu_conv_direct_weight((const float *)xd, (const float *)gd, (float *)gw, g,
+                                       MT_DEVICE_CPU);
+    } else if (st == MT_OK) {
+        st = weight3d_gemm(gd, xd, gw, g, dt);
+    }
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&go);
+    return st;
+}
+
 // grad_output (N, OC, OH, OW) or unbatched, input (N, C, H, W) or (C, H, W), weight_size
-// (OC, C/G, KH, KW); out (weight_size) = the gradient of conv2d's weight
+// (OC, C/G, KH, KW); out (weight_size) = the gradient of conv2d's weight (conv3d's: weight3d)
 mt_status
 mt_cpu_convolution_backward_weight(mt_args *a)
 {
+    if (a->l[0].n == 5) {
+        return weight3d(a);
+    }
     const conv3_geom dg = as_3d(&a->plan->conv);
     if (dw_takes(a)) {
         return run_dense(a, weight_dw, true, true);

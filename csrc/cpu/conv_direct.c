@@ -399,7 +399,8 @@ out_release:
  *     gw[o, c, kh, kw] = sum over n, oh, ow of
  *         go[n, o, oh, ow] * xpad[n, g*C/groups + c, oh*sh + kh*dh, ow*sw + kw*dw]
  *
- * (o in group g). A work item sums 8 output channels by 3 taps of one input channel in 24
+ * (o in group g; conv3d's alike, with taps (kd, kh, kw) and output rows (od, oh), the depth
+ * padded too). A work item sums 8 output channels by 3 taps of one input channel in 24
  * vectors, DW output columns at a time (8 loads of grad_output, 3 of the padded input, 24 fused
  * multiply-adds), then adds up each vector's lanes. Images go a chunk at a time, the first
  * chunk's sums stored and the others' added, so that the grad_output of 8 channels an item
@@ -416,7 +417,7 @@ typedef struct wgrad_plan {
     const float *xpad, *gpad; /* the chunk's padded images and grad_output (rows of owp) */
     const int64_t *off; /* tap_offsets of one channel's KH*KW taps */
     float *gw;
-    int64_t taps, tgroups, blocks, cg, ocg, hp, wpad, owp, nimg;
+    int64_t taps, tgroups, blocks, cg, ocg, dp, hp, wpad, owp, nimg;
     bool first; /* the first chunk: store the sums rather than add them */
 } wgrad_plan;
 
@@ -452,7 +453,7 @@ wgrad_item(const wgrad_plan *p, int64_t item)
     const int64_t t0 = WG_TAPS * tg, nt = p->taps - t0 < WG_TAPS ? p->taps - t0 : WG_TAPS;
     const int64_t oc0 = gi * p->ocg + b * WG_DOC;
     const int64_t noc = p->ocg - b * WG_DOC < WG_DOC ? p->ocg - b * WG_DOC : WG_DOC;
-    const int64_t plane = hw->oh * p->owp, last = p->owp - DW;
+    const int64_t plane = p->g->od * hw->oh * p->owp, last = p->owp - DW;
     vi all = {0}, keep; /* keep: the lanes of a row's last vector that are outputs */
     all -= 1;
     for (int l = 0; l < DW; l++) {
@@ -460,15 +461,17 @@ wgrad_item(const wgrad_plan *p, int64_t item)
     }
     vf acc[WG_TAPS * WG_DOC] = {{0}};
     for (int64_t n = 0; n < p->nimg; n++) {
-        const float *xc = p->xpad + (n * p->g->c + gi * p->cg + c) * p->hp * p->wpad;
+        const float *xc = p->xpad + (n * p->g->c + gi * p->cg + c) * p->dp * p->hp * p->wpad;
         const float *gn = p->gpad + (n * hw->oc + oc0) * plane;
-        for (int64_t oh = 0; oh < hw->oh; oh++) {
+        for (int64_t row = 0; row < p->g->od * hw->oh; row++) { /* (od, oh) */
+            const int64_t od = row / hw->oh, oh = row % hw->oh;
             const float *gr[WG_DOC], *xr[WG_TAPS];
             for (int o = 0; o < WG_DOC; o++) { /* channels past the group's: its first again */
-                gr[o] = gn + (o < noc ? o : 0) * plane + oh * p->owp;
+                gr[o] = gn + (o < noc ? o : 0) * plane + row * p->owp;
             }
             for (int r = 0; r < WG_TAPS; r++) {
-                xr[r] = xc + oh * hw->sh * p->wpad + p->off[t0 + (r < nt ? r : 0)];
+                xr[r] = xc + (od * p->g->sd * p->hp + oh * hw->sh) * p->wpad +
+                        p->off[t0 + (r < nt ? r : 0)];
             }
             for (int64_t col = 0; col < last; col += DW) {
                 wgrad_step(gr, xr, col, &all, acc);
@@ -504,19 +507,20 @@ bool
 mt_cpu_conv_direct_weight_suits(const conv3_geom *g, mt_dtype dt)
 {
     const conv_geom *hw = &g->hw;
-    if (dt != MT_FLOAT32 || g->d != 1 || g->kd != 1 || hw->n <= 0 || hw->oc <= 0 ||
-        g->c / hw->groups <= 0 || hw->oh <= 0 || hw->ow <= 0) {
+    if (dt != MT_FLOAT32 || hw->n <= 0 || hw->oc <= 0 || g->c / hw->groups <= 0 || g->od <= 0 ||
+        hw->oh <= 0 || hw->ow <= 0) {
         return false;
     }
     /* a 1x1 kernel with unit strides and no padding: the gemm reads the input as it lies */
-    if (hw->kh * hw->kw == 1 && hw->sh == 1 && hw->sw == 1 && hw->ph + hw->pw == 0) {
+    if (g->kd * hw->kh * hw->kw == 1 && g->sd * hw->sh * hw->sw == 1 &&
+        g->pd + hw->ph + hw->pw == 0) {
         return false;
     }
     /* vectors mostly full; with strides, few taps only (64 -> 128 3x3/2 on 56x56 took 1.1x of
      * im2col + gemm's time, the ResNet stem's 3 -> 64 7x7/2 0.55x) */
-    const bool strided = hw->sh > 1 || hw->sw > 1;
+    const bool strided = g->sd > 1 || hw->sh > 1 || hw->sw > 1;
     return 4 * hw->ow >= 3 * ((hw->ow + DW - 1) / DW * DW) &&
-           (!strided || g->c / hw->groups * hw->kh * hw->kw <= DIRECT_FEW_TAPS);
+           (!strided || g->c / hw->groups * g->kd * hw->kh * hw->kw <= DIRECT_FEW_TAPS);
 }
 
 mt_status
@@ -527,20 +531,23 @@ mt_cpu_conv_direct_weight(const float *x, const float *go, float *gw, const conv
     wgrad_plan p = {.g = g, .gw = gw, .first = true};
     p.cg = g->c / hw->groups;
     p.ocg = hw->oc / hw->groups;
-    p.taps = hw->kh * hw->kw;
+    p.taps = g->kd * hw->kh * hw->kw;
     p.tgroups = (p.taps + WG_TAPS - 1) / WG_TAPS;
     p.blocks = (p.ocg + WG_DOC - 1) / WG_DOC;
+    p.dp = g->d + 2 * g->pd;
     p.hp = hw->h + 2 * hw->ph;
     p.wpad = (hw->w + 2 * hw->pw + hw->sw - 1) / hw->sw * hw->sw; /* sw phases (pad_input) */
     p.owp = (hw->ow + DW - 1) / DW * DW;
-    const int64_t per_image = g->c * p.hp * p.wpad, plane = hw->oh * hw->ow;
+    const int64_t per_image = g->c * p.dp * p.hp * p.wpad, plane = g->od * hw->oh * hw->ow;
     int64_t chunk = PAD_BYTES / (int64_t)sizeof(float) / per_image;
-    const int64_t go_chunk = WG_GO_BYTES / (WG_DOC * hw->oh * p.owp * (int64_t)sizeof(float));
+    const int64_t go_chunk = WG_GO_BYTES /
+                             (WG_DOC * g->od * hw->oh * p.owp * (int64_t)sizeof(float));
     chunk = chunk < go_chunk ? chunk : go_chunk;
     chunk = chunk < 1 ? 1 : chunk > hw->n ? hw->n : chunk;
     mt_tensor *xpad = NULL, *gpad = NULL, *off = NULL;
     /* a row's last vector reads up to DW - 1 columns past the row: past the last, slack */
-    int64_t pad_elems = chunk * per_image + DW, gpad_elems = chunk * hw->oc * hw->oh * p.owp;
+    int64_t pad_elems = chunk * per_image + DW,
+            gpad_elems = chunk * hw->oc * g->od * hw->oh * p.owp;
     mt_status st;
     if ((st = mt_tensor_empty(1, &pad_elems, MT_FLOAT32, dev, &xpad)) ||
         (st = mt_tensor_empty(1, &gpad_elems, MT_FLOAT32, dev, &gpad)) ||
@@ -548,17 +555,17 @@ mt_cpu_conv_direct_weight(const float *x, const float *go, float *gw, const conv
         goto out_release;
     }
     memset((float *)mt_tensor_data(xpad) + chunk * per_image, 0, DW * sizeof(float));
-    tap_offsets(g, p.taps, 1, p.hp, p.wpad, (int64_t *)mt_tensor_data(off));
+    tap_offsets(g, p.taps, p.dp, p.hp, p.wpad, (int64_t *)mt_tensor_data(off));
     p.xpad = (const float *)mt_tensor_data(xpad);
     p.gpad = (const float *)mt_tensor_data(gpad);
     p.off = (const int64_t *)mt_tensor_data(off);
     const int64_t items = hw->groups * p.blocks * p.cg * p.tgroups;
     for (int64_t n0 = 0; n0 < hw->n; n0 += chunk, p.first = false) {
         p.nimg = n0 + chunk < hw->n ? chunk : hw->n - n0;
-        pad_input(x + n0 * g->c * hw->h * hw->w, (float *)mt_tensor_data(xpad), p.nimg, g, 1, p.hp,
-                  p.wpad);
-        pad_rows(go + n0 * hw->oc * plane, (float *)mt_tensor_data(gpad), p.nimg * hw->oc * hw->oh,
-                 hw->ow, p.owp);
+        pad_input(x + n0 * g->c * g->d * hw->h * hw->w, (float *)mt_tensor_data(xpad), p.nimg, g,
+                  p.dp, p.hp, p.wpad);
+        pad_rows(go + n0 * hw->oc * plane, (float *)mt_tensor_data(gpad),
+                 p.nimg * hw->oc * g->od * hw->oh, hw->ow, p.owp);
         const int parts = mt_parallel_parts(items * WG_TAPS * WG_DOC * p.nimg * plane, 65536);
 #pragma omp parallel for num_threads(parts) schedule(static)
         for (int64_t i = 0; i < items; i++) {

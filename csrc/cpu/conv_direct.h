@@ -19,12 +19,13 @@ bool mt_cpu_conv_direct_suits(const conv3_geom *g, mt_dtype dt);
 mt_status mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out, bool cl,
                              const conv3_geom *g, mt_device dev);
 
-/* Whether the direct kernel takes the weight's gradient of the 2-D convolution g (d = kd = 1)
- * in dtype dt: float32, rows that fill its vectors. */
+/* Whether the direct kernel takes the weight's gradient of the convolution g (conv2d's with
+ * d = kd = 1) in dtype dt: float32, rows that fill its vectors. */
 bool mt_cpu_conv_direct_weight_suits(const conv3_geom *g, mt_dtype dt);
 
-/* gw (OC, C/groups, KH, KW) = the weight's gradient of the 2-D convolution g of x (N, C, H, W)
- * with grad_output go (N, OC, OH, OW); all dense; scratch on dev. */
+/* gw (OC, C/groups, KD, KH, KW) = the weight's gradient of the convolution g of x (N, C, D, H, W)
+ * with grad_output go (N, OC, OD, OH, OW) (conv2d's: D = KD = OD = 1); all dense; scratch on
+ * dev. */
 mt_status mt_cpu_conv_direct_weight(const float *x, const float *go, float *gw, const conv3_geom *g,
                                     mt_device dev);
 

@@ -155,15 +155,18 @@ col2im_nhwc(const char *dcol, char *x, const nhwc_plan *p, int64_t r0, int64_t r
  *     gw[o, kh, kw, c] = sum over (n, oh, ow) of go[n, oh, ow, o] * x[n, ih, iw, c],
  *     ih = oh*sh + kh*dh - ph, iw = ow*sw + kw*dw - pw (pixels outside the input add nothing)
  *
- * in NHWC both factors are runs of channels: a work item holds WO output channels by WV vectors
- * of DW input channels in WO*WV vectors of sums, one tap, and at each pixel loads WV vectors of x
- * and broadcasts WO values of go into WO*WV fused multiply-adds (the outer product that a gemm
- * over the pixels would do, with no col). The rows go a chunk at a time, so that the chunk's go
- * and x, which every item of it reads, stay in L2. */
+ * (conv3d's NDHWC alike, with a depth tap kd reading x[n, od*sd + kd*dd - pd, ...]; the rows
+ * are then (n, od, oh), and conv2d's plan is the depth slice of one with d = kd = od = 1).
+ * In NHWC both factors are runs of channels: a work item holds wo output channels by wv vectors
+ * of DW input channels in wo*wv vectors of sums, one tap, and at each pixel loads wv vectors of x
+ * and broadcasts wo values of go into wo*wv fused multiply-adds (the outer product that a gemm
+ * over the pixels would do, with no col). wv is 2 (8 channels by 32) where a group has more than
+ * DW input channels, else 1 (16 by 16, or 8 by 16 for 8 output channels or fewer): two vectors
+ * of 16 channels would hold the same ones twice. The rows go a chunk at a time, so that the
+ * chunk's go and x, which every item of it reads, stay in L2. */
 
 #define DW 16 /* floats of a vector: one AVX-512 register (as conv_direct.c's) */
-#define WO 8  /* output channels of an item */
-#define WV 2  /* vectors of input channels of an item: 16 sums, 2 loads and 8 broadcasts */
+#define WACC 16 /* vectors of sums of an item: wo * wv (8 x 2, 16 x 1 or 8 x 1) */
 /* Most bytes of go and x rows of one chunk of output rows: within L2 */
 #define WG_CHUNK_BYTES (512 << 10)
 
@@ -172,100 +175,121 @@ typedef float vf __attribute__((vector_size(DW * sizeof(float))));
 #define FUSED __attribute__((optimize("fp-contract=fast")))
 
 typedef struct wgrad_nhwc {
-    const conv_geom *g;
+    const conv3_geom *g3;
+    const conv_geom *g; /* g3's depth slice (its channels are c) */
     const float *x, *go;
     float *gw;
-    int64_t cg, og, taps, cblocks, oblocks;
-    int64_t r0, r1; /* the chunk's output rows (n, oh) */
+    int64_t c, cg, og, taps, cblocks, oblocks;
+    int wo, wv;
+    int64_t r0, r1; /* the chunk's output rows (n, od, oh) */
 } wgrad_nhwc;
 
 static bool
-direct_weight_suits(const conv_geom *g, mt_dtype dt)
+direct_weight_suits(const conv_geom *g, int64_t c, mt_dtype dt)
 {
     /* channels fill the vectors (a last partial vector overlaps the one before it) */
-    return dt == MT_FLOAT32 && g->c / g->groups >= DW && g->oc / g->groups > 0;
+    return dt == MT_FLOAT32 && c / g->groups >= DW && g->oc / g->groups > 0;
 }
 
-/* Work item `item`: group gi, block ob of WO output channels (those past the group's repeat its
- * first, dropped), block cb of WV*DW input channels, tap t; its sums added into gw. A vector
- * that would run past the group's channels starts DW before their end instead, and stores only
- * the lanes no vector before it holds. */
-MT_SIMD_CLONES FUSED static void
-wgrad_nhwc_item(const wgrad_nhwc *p, int64_t item)
+/* Work item `item`: group gi, block ob of wo output channels (those past the group's repeat its
+ * first, dropped), block cb of wv*DW input channels, tap t = (kd, kh, kw); its sums added into
+ * gw. A vector that would run past the group's channels starts DW before their end instead, and
+ * stores only the lanes no vector before it holds. wo and wv are constants where it is
+ * inlined. */
+static inline __attribute__((always_inline)) FUSED void
+wgrad_sums(const wgrad_nhwc *p, int64_t item, int wo, int wv)
 {
+    const conv3_geom *g3 = p->g3;
     const conv_geom *g = p->g;
     const int64_t t = item % p->taps, cb = item / p->taps % p->cblocks;
     const int64_t ob = item / (p->taps * p->cblocks) % p->oblocks;
     const int64_t gi = item / (p->taps * p->cblocks * p->oblocks);
-    const int64_t kh = t / g->kw, kw = t % g->kw, c0 = cb * WV * DW, o0 = ob * WO;
-    const int64_t noc = p->og - o0 < WO ? p->og - o0 : WO;
-    int64_t vs[WV], oo[WO], lo, hi;
-    for (int j = 0; j < WV; j++) {
+    const int64_t kw = t % g->kw, kh = t / g->kw % g->kh, kd = t / (g->kw * g->kh);
+    const int64_t c0 = cb * wv * DW, o0 = ob * wo;
+    const int64_t noc = p->og - o0 < wo ? p->og - o0 : wo;
+    int64_t vs[2], oo[WACC], lo, hi;
+    for (int j = 0; j < wv; j++) {
         vs[j] = c0 + DW * j < p->cg - DW ? c0 + DW * j : p->cg - DW;
     }
-    for (int o = 0; o < WO; o++) {
+    for (int o = 0; o < wo; o++) {
         oo[o] = gi * p->og + o0 + (o < noc ? o : 0);
     }
     mt_conv_inside(kw * g->dw - g->pw, g->sw, g->w, g->ow, &lo, &hi);
-    vf acc[WO * WV] = {{0}};
+    vf acc[WACC] = {{0}};
     for (int64_t r = p->r0; r < p->r1; r++) {
-        const int64_t n = r / g->oh, ih = r % g->oh * g->sh + kh * g->dh - g->ph;
-        if (ih < 0 || ih >= g->h) {
+        const int64_t v = r / g->oh, n = v / g3->od;
+        const int64_t id = v % g3->od * g3->sd + kd * g3->dd - g3->pd;
+        const int64_t ih = r % g->oh * g->sh + kh * g->dh - g->ph;
+        if (id < 0 || id >= g3->d || ih < 0 || ih >= g->h) {
             continue;
         }
+        const float *xrow = p->x + ((n * g3->d + id) * g->h + ih) * g->w * p->c + gi * p->cg;
         for (int64_t ow = lo; ow < hi; ow++) {
             const float *gp = p->go + (r * g->ow + ow) * g->oc;
-            const float *xp = p->x +
-                              ((n * g->h + ih) * g->w + ow * g->sw + kw * g->dw - g->pw) * g->c +
-                              gi * p->cg;
-            vf xv[WV];
-            for (int j = 0; j < WV; j++) {
+            const float *xp = xrow + (ow * g->sw + kw * g->dw - g->pw) * p->c;
+            vf xv[2];
+            for (int j = 0; j < wv; j++) {
                 memcpy(&xv[j], xp + vs[j], sizeof(vf));
             }
-            for (int o = 0; o < WO; o++) {
+            for (int o = 0; o < wo; o++) {
                 const float b = gp[oo[o]];
-                for (int j = 0; j < WV; j++) {
-                    acc[o * WV + j] += b * xv[j];
+                for (int j = 0; j < wv; j++) {
+                    acc[o * wv + j] += b * xv[j];
                 }
             }
         }
     }
-    float sums[WO][WV][DW]; /* out of the registers as in conv_nhwc_item */
-    for (int o = 0; o < WO; o++) {
-        for (int j = 0; j < WV; j++) {
-            memcpy(sums[o][j], &acc[o * WV + j], sizeof(vf));
-        }
+    float sums[WACC][DW]; /* out of the registers as in conv_nhwc_item */
+    for (int v = 0; v < wo * wv; v++) {
+        memcpy(sums[v], &acc[v], sizeof(vf));
     }
     for (int64_t o = 0; o < noc; o++) {
         float *dst = p->gw + ((gi * p->og + o0 + o) * p->taps + t) * p->cg;
-        for (int j = 0; j < WV; j++) {
+        for (int j = 0; j < wv; j++) {
             for (int l = 0; l < DW; l++) {
                 if (vs[j] + l >= c0 + DW * j) {
-                    dst[vs[j] + l] += sums[o][j][l];
+                    dst[vs[j] + l] += sums[o * wv + j][l];
                 }
             }
         }
     }
 }
 
-/* gw = the weight's gradient by wgrad_nhwc_item, chunk by chunk of output rows */
-static void
-weight_direct_nhwc(const float *go, const float *x, float *gw, const conv_geom *g)
+MT_SIMD_CLONES FUSED static void
+wgrad_nhwc_item(const wgrad_nhwc *p, int64_t item)
 {
-    wgrad_nhwc p = {.g = g, .x = x, .go = go, .gw = gw};
-    p.cg = g->c / g->groups;
+    if (p->wv == 2) {
+        wgrad_sums(p, item, 8, 2);
+    } else if (p->wo == 16) {
+        wgrad_sums(p, item, 16, 1);
+    } else {
+        wgrad_sums(p, item, 8, 1);
+    }
+}
+
+/* gw (OC, KD, KH, KW, C/G) = the weight's gradient by wgrad_nhwc_item, chunk by chunk of output
+ * rows; go (N, OD, OH, OW, OC), x (N, D, H, W, C) */
+static void
+weight_direct_nhwc(const float *go, const float *x, float *gw, const conv3_geom *g3)
+{
+    const conv_geom *g = &g3->hw;
+    wgrad_nhwc p = {.g3 = g3, .g = g, .x = x, .go = go, .gw = gw, .c = g3->c};
+    p.cg = g3->c / g->groups;
     p.og = g->oc / g->groups;
-    p.taps = g->kh * g->kw;
-    p.cblocks = (p.cg + WV * DW - 1) / (WV * DW);
-    p.oblocks = (p.og + WO - 1) / WO;
-    const int64_t row_bytes = (g->oc + g->sh * g->c) * g->ow * (int64_t)sizeof(float) + 1;
+    p.taps = g3->kd * g->kh * g->kw;
+    p.wv = p.cg > DW ? 2 : 1;
+    p.wo = p.wv == 1 && p.og > WACC / 2 ? WACC : WACC / 2;
+    p.cblocks = (p.cg + p.wv * DW - 1) / (p.wv * DW);
+    p.oblocks = (p.og + p.wo - 1) / p.wo;
+    const int64_t row_bytes = (g->oc + g->sh * p.c) * g->ow * (int64_t)sizeof(float) + 1;
     int64_t chunk = WG_CHUNK_BYTES / row_bytes;
     chunk = chunk < 1 ? 1 : chunk;
-    const int64_t items = g->groups * p.oblocks * p.cblocks * p.taps, nrows = g->n * g->oh;
+    const int64_t items = g->groups * p.oblocks * p.cblocks * p.taps;
+    const int64_t nrows = g->n * g3->od * g->oh;
     memset(gw, 0, (size_t)(g->oc * p.taps * p.cg) * sizeof(float));
     for (p.r0 = 0; p.r0 < nrows; p.r0 += chunk) {
         p.r1 = p.r0 + chunk < nrows ? p.r0 + chunk : nrows;
-        const int parts = mt_parallel_parts(items * (p.r1 - p.r0) * g->ow * WO * WV * DW, 65536);
+        const int parts = mt_parallel_parts(items * (p.r1 - p.r0) * g->ow * WACC * DW, 65536);
 #pragma omp parallel for num_threads(parts) schedule(static)
         for (int64_t i = 0; i < items; i++) {
             wgrad_nhwc_item(&p, i);
@@ -536,8 +560,9 @@ col_new(const nhwc_plan *p, mt_tensor **col)
 mt_status
 mt_cpu_conv_nhwc_weight(const char *go, const char *x, char *gw, const conv_geom *g, mt_dtype dt)
 {
-    if (direct_weight_suits(g, dt)) {
-        weight_direct_nhwc((const float *)go, (const float *)x, (float *)gw, g);
+    if (direct_weight_suits(g, g->c, dt)) {
+        const conv3_geom g3 = {.hw = *g, .c = g->c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
+        weight_direct_nhwc((const float *)go, (const float *)x, (float *)gw, &g3);
         return MT_OK;
     }
     const nhwc_plan p = plan_of(g, dt);
@@ -590,4 +615,18 @@ mt_cpu_conv_nhwc_input(const char *go, const char *w, char *gx, const conv_geom 
     }
     mt_tensor_clear(&dcol);
     return st;
+}
+
+bool
+mt_cpu_conv_ndhwc_weight_suits(const conv3_geom *g, mt_dtype dt)
+{
+    const conv_geom *hw = &g->hw;
+    return direct_weight_suits(hw, g->c, dt) && hw->n > 0 && g->od > 0 && hw->oh > 0 && hw->ow > 0;
+}
+
+mt_status
+mt_cpu_conv_ndhwc_weight(const float *go, const float *x, float *gw, const conv3_geom *g)
+{
+    weight_direct_nhwc(go, x, gw, g);
+    return MT_OK;
 }

@@ -177,11 +177,66 @@ TILED_COPY(2, uint16_t)
 TILED_COPY(4, uint32_t)
 TILED_COPY(8, uint64_t)
 
+/* A 4-byte transpose's whole tiles in vectors: 16 rows of the input loaded as 16 vectors,
+ * transposed in registers by four rounds of block swaps (round b swaps the off-diagonal b x b
+ * blocks of each 2b x 2b block: two two-source shuffles a pair of rows), stored as 16 rows of the
+ * output. Each element is then a sixteenth of a load and of a store, not one of each (a
+ * channels-last (8, 64, 56, 56) float32 into NCHW took 2.2 ms, its plain copy 0.7). */
+typedef uint32_t tile_row __attribute__((vector_size(MT_TRANSPOSE_TILE * sizeof(uint32_t))));
+_Static_assert(MT_TRANSPOSE_TILE == 16, "transpose_tile_4's shuffles move 16 lanes");
+
+#define LANES(...) __VA_ARGS__
+/* one round of block swaps on rows r with blocks of b: the lanes lo of rows i and i + b into
+ * row i, the lanes hi into row i + b (shuffle indices: 0-15 row i's, 16-31 row i + b's) */
+#define SWAP_ROUND(r, b, lo, hi)                                  \
+    for (int i = 0; i < MT_TRANSPOSE_TILE; i += 2 * (b)) {        \
+        for (int k = i; k < i + (b); k++) {                       \
+            const tile_row a = r[k], c = r[k + (b)];              \
+            r[k] = __builtin_shufflevector(a, c, LANES lo);       \
+            r[k + (b)] = __builtin_shufflevector(a, c, LANES hi); \
+        }                                                         \
+    }
+
+// dst[i dr + j] = src[i + j sc] for i, j < 16: a whole tile, each side's rows contiguous
+MT_SIMD_CLONES static void
+transpose_tile_4(const uint32_t *src, int64_t sc, uint32_t *dst, int64_t dr)
+{
+    tile_row r[MT_TRANSPOSE_TILE];
+    for (int j = 0; j < MT_TRANSPOSE_TILE; j++) {
+        memcpy(&r[j], src + j * sc, sizeof(tile_row));
+    }
+    /* round b: rows i and i + b (i & b == 0); row i keeps its lanes l & b == 0 and takes row
+     * i + b's lanes l - b where l & b; row i + b takes row i's lanes l + b and keeps its own */
+    SWAP_ROUND(r, 8, (0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
+               (8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
+    SWAP_ROUND(r, 4, (0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27),
+               (4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31));
+    SWAP_ROUND(r, 2, (0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29),
+               (2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31));
+    SWAP_ROUND(r, 1, (0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),
+               (1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31));
+    for (int i = 0; i < MT_TRANSPOSE_TILE; i++) {
+        memcpy(dst + i * dr, &r[i], sizeof(tile_row));
+    }
+}
+
 void
 mt_cpu_copy_tiles(const char *src, int64_t sr, int64_t sc, char *dst, int64_t dr, int64_t dc,
                   int64_t m, int64_t n, size_t es)
 {
-    if (es == 2) {
+    if (es == 4 && sr == 1 && dc == 1) { /* a transpose: whole tiles in vectors, then the edges */
+        const int64_t mt = m / MT_TRANSPOSE_TILE * MT_TRANSPOSE_TILE;
+        const int64_t nt = n / MT_TRANSPOSE_TILE * MT_TRANSPOSE_TILE;
+        const uint32_t *s4 = (const uint32_t *)src;
+        uint32_t *d4 = (uint32_t *)dst;
+        for (int64_t i0 = 0; i0 < mt; i0 += MT_TRANSPOSE_TILE) {
+            for (int64_t j0 = 0; j0 < nt; j0 += MT_TRANSPOSE_TILE) {
+                transpose_tile_4(s4 + i0 + j0 * sc, sc, d4 + i0 * dr + j0, dr);
+            }
+        }
+        tiled_copy_4(s4 + mt, 1, sc, d4 + mt * dr, dr, 1, m - mt, n);
+        tiled_copy_4(s4 + nt * sc, 1, sc, d4 + nt, dr, 1, mt, n - nt);
+    } else if (es == 2) {
         tiled_copy_2((const uint16_t *)src, sr, sc, (uint16_t *)dst, dr, dc, m, n);
     } else if (es == 4) {
         tiled_copy_4((const uint32_t *)src, sr, sc, (uint32_t *)dst, dr, dc, m, n);

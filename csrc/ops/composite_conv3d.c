@@ -74,13 +74,19 @@ conv3d_grad_input(mt_tensor *x, mt_tensor *w, mt_tensor *g, const mt_conv_params
                                   c->dil, out);
 }
 
-/* conv3d's weight gradient, depth tap by depth tap: tap kd's is the 2-D convolution's weight
- * gradient of the depth slices it met (depth_slices) with g's planes (N * OD, O, OH, OW),
- * stacked along the kernel's depth. x and g batched. */
+/* conv3d's weight gradient: on the CPU its one op (vol2col and a gemm per volume, or the
+ * direct kernels, with no copy per depth tap: cpu/conv_backward.c); elsewhere depth tap by depth
+ * tap: tap kd's is the 2-D convolution's weight gradient of the depth slices it met
+ * (depth_slices) with g's planes (N * OD, O, OH, OW), stacked along the kernel's depth. x and g
+ * batched. */
 static mt_status
 conv3d_grad_weight(mt_tensor *x, mt_tensor *w, mt_tensor *g, const mt_conv_params *c,
                    mt_tensor **out)
 {
+    if (mt_tensor_device(x).type == MT_CPU) {
+        return mt_op_convolution_backward_weight(g, x, 5, w->sizes, 3, c->stride, 3, c->pad, 3,
+                                                 c->dil, c->groups, out);
+    }
     static const int64_t perm[5] = {0, 2, 1, 3, 4};
     const int64_t kd = w->sizes[2], od = g->sizes[2];
     const int64_t planes[4] = {g->sizes[0] * od, g->sizes[1], g->sizes[3], g->sizes[4]};
@@ -226,30 +232,7 @@ mt_front_conv3d(const mt_args *a, mt_plan *p)
         out[d] = (xs[2 + d] + 2 * c.pad[d] - c.dil[d] * (w->sizes[2 + d] - 1) - 1) / c.stride[d] +
                  1;
     }
-    conv3_geom *g = &p->conv3;
-    g->hw = (conv_geom){.n = xs[0],
-                        .c = 1,
-                        .h = xs[3],
-                        .w = xs[4],
-                        .oc = w->sizes[0],
-                        .kh = w->sizes[3],
-                        .kw = w->sizes[4],
-                        .oh = out[1],
-                        .ow = out[2],
-                        .sh = c.stride[1],
-                        .sw = c.stride[2],
-                        .ph = c.pad[1],
-                        .pw = c.pad[2],
-                        .dh = c.dil[1],
-                        .dw = c.dil[2],
-                        .groups = c.groups};
-    g->c = xs[1];
-    g->d = xs[2];
-    g->kd = w->sizes[2];
-    g->od = out[0];
-    g->sd = c.stride[0];
-    g->pd = c.pad[0];
-    g->dd = c.dil[0];
+    p->conv3 = mt_conv3_geom(xs, w->sizes, out, &c);
     const int64_t sizes[5] = {xs[0], w->sizes[0], out[0], out[1], out[2]};
     const bool batched = x->ndim == 5;
     return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched,

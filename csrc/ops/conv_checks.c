@@ -314,21 +314,113 @@ backward_geom(const mt_args *a, int in_ndim, const int64_t *in_sizes, int w_ndim
     return MT_OK;
 }
 
+conv3_geom
+mt_conv3_geom(const int64_t *xs, const int64_t *ws, const int64_t *out, const mt_conv_params *c)
+{
+    conv3_geom g = {.c = xs[1],
+                    .d = xs[2],
+                    .kd = ws[2],
+                    .od = out[0],
+                    .sd = c->stride[0],
+                    .pd = c->pad[0],
+                    .dd = c->dil[0]};
+    g.hw = (conv_geom){.n = xs[0],
+                       .c = 1,
+                       .h = xs[3],
+                       .w = xs[4],
+                       .oc = ws[0],
+                       .kh = ws[3],
+                       .kw = ws[4],
+                       .oh = out[1],
+                       .ow = out[2],
+                       .sh = c->stride[1],
+                       .sw = c->stride[2],
+                       .ph = c->pad[1],
+                       .pw = c->pad[2],
+                       .dh = c->dil[1],
+                       .dw = c->dil[2],
+                       .groups = c->groups};
+    return g;
+}
+
+/* An int[] argument of a 3-D convolution as its three values, one int standing for all. */
+static bool
+triple(const mt_intlist *l, int64_t *v)
+{
+    for (int d = 0; d < 3 && (l->n == 1 || l->n == 3); d++) {
+        v[d] = l->v[l->n == 1 ? 0 : d];
+    }
+    return l->n == 1 || l->n == 3;
+}
+
+/* conv3d's weight gradient's geometry (convolution_backward_weight with a 5-D weight_size: the
+ * CPU kernel's, for conv3d's gradient, ops/composite_conv3d.c; on other devices that composite
+ * goes depth tap by depth tap), as conv3d's front end makes it: the depth slice's 2-D geometry
+ * (one channel) and the depth's. grad_out (a->t[0]) must have the forward output's shape. */
+static mt_status
+backward_geom3(const mt_args *a, const mt_tensor *x, const int64_t *w_sizes, conv3_geom *g)
+{
+    const mt_tensor *go = a->t[0];
+    char b1[256], b2[256];
+    mt_conv_params c = {.dims = 3, .groups = a->i[0]};
+    int64_t *s = c.stride, *pad = c.pad, *dil = c.dil, out[3];
+    mt_status st;
+    if (x->ndim != 5 || mt_tensor_device(go).type != MT_CPU) {
+        return mt_fail(MT_ERUNTIME, "convolution_backward: expected a 3-D or 4-D input and a 4-D "
+                                    "weight, or on the CPU a 5-D input and weight");
+    }
+    if ((st = mt_check_sizes(5, w_sizes))) {
+        return st;
+    }
+    if (!triple(&a->l[1], s) || !triple(&a->l[2], pad) || !triple(&a->l[3], dil)) {
+        return mt_fail(MT_ERUNTIME, "convolution_backward: stride, padding and dilation must be "
+                                    "one or three ints");
+    }
+    bool ok = a->i[0] > 0 && w_sizes[0] % a->i[0] == 0 && x->sizes[1] == w_sizes[1] * a->i[0];
+    for (int d = 0; d < 3; d++) {
+        ok = ok && s[d] > 0 && dil[d] > 0 && pad[d] >= 0 && w_sizes[2 + d] > 0;
+        const int64_t in = x->sizes[2 + d] + 2 * pad[d], k = dil[d] * (w_sizes[2 + d] - 1) + 1;
+        out[d] = !ok || in < k ? 0 : (in - k) / s[d] + 1;
+    }
+    if (!ok) {
+        return mt_fail(MT_ERUNTIME,
+                       "convolution_backward: input of size %s and weight of size %s do not make "
+                       "a convolution with these arguments",
+                       mt_format_sizes(b1, sizeof(b1), 5, x->sizes),
+                       mt_format_sizes(b2, sizeof(b2), 5, w_sizes));
+    }
+    const int64_t want[5] = {x->sizes[0], w_sizes[0], out[0], out[1], out[2]};
+    if (go->ndim != 5 || memcmp(go->sizes, want, sizeof(want))) {
+        return mt_fail(MT_ERUNTIME,
+                       "convolution_backward: expected grad_output of size %s, but got %s",
+                       mt_format_sizes(b1, sizeof(b1), 5, want),
+                       mt_format_sizes(b2, sizeof(b2), go->ndim, go->sizes));
+    }
+    if (!mt_dtype_is_float(go->dtype)) {
+        return mt_fail_not_implemented("convolution_backward", "", go->dtype);
+    }
+    *g = mt_conv3_geom(x->sizes, w_sizes, out, &c);
+    return MT_OK;
+}
+
 // grad_output (N, OC, OH, OW) or unbatched; convolution_backward_input: weight t[1],
-// input_size l[0]; convolution_backward_weight: input t[1], weight_size l[0]
+// input_size l[0]; convolution_backward_weight: input t[1], weight_size l[0] (conv3d's too:
+// grad_output (N, OC, OD, OH, OW), input (N, C, D, H, W), a 5-D weight_size, on the CPU)
 mt_status
 mt_front_convolution_backward(const mt_args *a, mt_plan *p)
 {
     const mt_intlist *size = &a->l[0];
     const mt_tensor *other = a->t[1];
+    const bool w3 = p->op == MT_OP_convolution_backward_weight && size->n == 5;
     mt_status st = p->op == MT_OP_convolution_backward_input
                        ? backward_geom(a, size->n, size->v, other->ndim, other->sizes, &p->conv)
-                       : backward_geom(a, other->ndim, other->sizes, size->n, size->v, &p->conv);
+                   : w3 ? backward_geom3(a, other, size->v, &p->conv3)
+                        : backward_geom(a, other->ndim, other->sizes, size->n, size->v, &p->conv);
     if (st) {
         return st;
     }
     /* the forward's format, which grad_output and the other operand carry */
-    const mt_memory_format fmt = size->n == 4 && a->t[0]->ndim == 4
+    const mt_memory_format fmt = (size->n == 4 || w3) && a->t[0]->ndim == size->n
                                      ? mt_conv_memory_format(a->t[0], other)
                                      : MT_CONTIGUOUS_FORMAT;
     return mt_front_output_format(p, a->t[0]->dtype, size->n, size->v, fmt);

@@ -5,6 +5,7 @@
 #define MT_OPS_CONV_ND_H
 
 #include "dispatch/dispatch.h"
+#include "ops/plans.h"
 
 /* One convolution's arguments, each as dims values. */
 typedef struct mt_conv_params {
@@ -12,6 +13,11 @@ typedef struct mt_conv_params {
     int64_t stride[MT_MAX_DIMS], pad[MT_MAX_DIMS], dil[MT_MAX_DIMS], opad[MT_MAX_DIMS], groups;
 } mt_conv_params;
 
+/* conv3d's geometry (its front end's plan, and its weight gradient's) from the batched input's
+ * sizes xs (N, C, D, H, W), the weight's ws, the output's spatial sizes out and the arguments:
+ * a depth slice's 2-D geometry (one channel) and the depth's. */
+conv3_geom mt_conv3_geom(const int64_t *xs, const int64_t *ws, const int64_t *out,
+                         const mt_conv_params *c);
 /* The checks of input x (dims + 1 or dims + 2 dims), weight and bias, and the output's spatial
  * sizes in out (transposed only: a plain convolution's come from conv2d's front end). */
 mt_status mt_conv_check(const mt_args *a, const char *name, int dims, bool transposed,

@@ -1,7 +1,8 @@
 """Copies whose two inner dims transpose (x.t().contiguous(), a permute's contiguous(), copy_ of
 a transposed source), which csrc/cpu/copy.c moves in 16x16 tiles for elements of 2, 4 and 8
-bytes: equal to NumPy's, element for element, for every dtype, across tile edges, with outer dims,
-strided sources and at 1 and 2 threads."""
+bytes (4-byte ones transposed in vectors, the tiles at the edges element by element): equal to
+NumPy's, element for element and bit for bit, for every dtype, across tile edges, with outer dims,
+strided sources, channels-last layouts and at 1 and 2 threads."""
 import numpy as np
 import pytest
 
@@ -55,6 +56,23 @@ def test_strided_and_offset_sources_copy_and_cast(threads):
     out = minitorch.empty(90, 70, dtype=minitorch.float64)[:, :]
     out.copy_(t.t())
     same(out, a.T.astype(np.float64))
+
+
+@pytest.mark.parametrize("shape", [(2, 16, 16, 16), (3, 17, 5, 33), (2, 64, 7, 9), (1, 40, 16, 1)])
+def test_channels_last_round_trips_keep_every_bit(shape, threads):
+    """NCHW -> NHWC -> NCHW of float32 with NaNs (payloads), infinities and -0.0, and of int32"""
+    bits = rng.integers(0, 2 ** 32, size=shape, dtype=np.uint64).astype(np.uint32)
+    bits.flat[::7] = 0x7FC00001  # a NaN with a payload
+    bits.flat[1::11] = 0x80000000  # -0.0
+    bits.flat[2::13] = 0xFF800000  # -inf
+    for a in (bits.view(np.float32), bits.view(np.int32)):
+        cl = minitorch.tensor(a).contiguous(memory_format=minitorch.channels_last)
+        assert cl.is_contiguous(memory_format=minitorch.channels_last)
+        assert np.array_equal(np.ascontiguousarray(cl.permute(0, 2, 3, 1).numpy()).view(np.uint32),
+                              np.ascontiguousarray(a.transpose(0, 2, 3, 1)).view(np.uint32))
+        back = cl.contiguous()
+        assert back.is_contiguous()
+        assert np.array_equal(back.numpy().view(np.uint32), a.view(np.uint32))
 
 
 def test_in_place_transpose_of_self_is_copied_first():
