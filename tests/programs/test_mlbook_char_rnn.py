@@ -236,4 +236,4 @@ def test_mlbook_char_rnn():
     ref, got = compare_program(char_rnn, rtol=1e-3, atol=1e-4)
     printed = got["printed"]
     assert printed[1] == "Total Length: 1425" and any(line.startswith("Epoch 15 loss: ") for line in printed)
-    assert printed[-1].startswith("The island") and len(printed[-1]) == 130
+    assert sum(line.startswith("The island") for line in printed) == 3  # generated text may hold newlines
