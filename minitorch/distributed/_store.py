@@ -284,6 +284,17 @@ def _recv_msg(sock: socket.socket):
     return pickle.loads(_recv_exact(sock, n))
 
 
+def _accept_each(server) -> None:
+    """Hands each connection to server.sock to server._serve, in a thread of its own, until
+    server.closed (the store's server; an RPC agent's listener too)."""
+    while not server.closed:
+        try:
+            conn, _ = server.sock.accept()
+        except OSError:
+            return
+        threading.Thread(target=server._serve, args=(conn,), daemon=True).start()
+
+
 class _Server:
     """The master's dict, served to every client connection by a thread each."""
 
@@ -302,15 +313,7 @@ class _Server:
         self.sock.listen(128)
         self.port = self.sock.getsockname()[1]
         self.closed = False
-        threading.Thread(target=self._accept, name="minitorch-TCPStore", daemon=True).start()
-
-    def _accept(self) -> None:
-        while not self.closed:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+        threading.Thread(target=_accept_each, args=(self,), name="minitorch-TCPStore", daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:

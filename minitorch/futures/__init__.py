@@ -1,10 +1,12 @@
 """torch.futures.Future: the result of work that may still be running (a collective issued with
 async_op=True: Work.get_future()), and what DDP's communication hooks return.
 
-Nothing runs in the background here: wait() drives the work it stands for (Work.wait()) and then
-the callbacks chained with then(), in order, on the calling thread."""
+A Future made for local work runs nothing in the background: wait() drives the work it stands for
+(Work.wait()) and then the callbacks chained with then(), in order, on the calling thread. One that
+another thread completes (an RPC's reply, a user's set_result) blocks wait() until it does."""
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, List, Optional
 
 __all__ = ["Future", "collect_all", "wait_all"]
@@ -22,6 +24,7 @@ class Future:
         self._waiter: Optional[Callable[[], Any]] = None  # computes the value when waited for
         self._poll: Optional[Callable[[], bool]] = None  # whether it could be computed now
         self._callbacks: List[Callable[["Future"], None]] = []
+        self._completed = threading.Event()  # set once a value or an error is in
 
     @classmethod
     def _of(cls, waiter: Callable[[], Any], poll: Optional[Callable[[], bool]] = None) -> "Future":
@@ -43,16 +46,17 @@ class Future:
             self._value = waiter()
         except BaseException as e:  # noqa: BLE001 - kept, raised by wait() and value()
             self._error = e
+        self._completed.set()
         callbacks, self._callbacks = self._callbacks, []
         for cb in callbacks:
             cb(self)
 
     def wait(self) -> Any:
         self._resolve()
+        if self._value is _UNSET and self._error is None:
+            self._completed.wait()  # another thread sets the result
         if self._error is not None:
             raise self._error
-        if self._value is _UNSET:
-            raise RuntimeError("Future.wait(): the future has no result and nothing to wait for")
         return self._value
 
     def value(self) -> Any:
@@ -65,6 +69,7 @@ class Future:
             raise RuntimeError("Future can only be marked completed once.")
         self._waiter = None
         self._value = result
+        self._completed.set()
         callbacks, self._callbacks = self._callbacks, []
         for cb in callbacks:
             cb(self)
@@ -76,6 +81,10 @@ class Future:
             raise RuntimeError("Future can only be marked completed once.")
         self._waiter = None
         self._error = result
+        self._completed.set()
+        callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            cb(self)
 
     def then(self, callback: Callable[["Future"], Any]) -> "Future":
         """A Future of callback(self), computed once self completed."""

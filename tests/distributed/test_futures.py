@@ -50,3 +50,23 @@ def test_torch_agrees():
         g = f.then(lambda fut: fut.value() * 3)
         f.set_result(5)
         assert g.wait() == 15
+
+
+def test_wait_blocks_until_another_thread_sets_the_result():
+    # an RPC's reply, or an @async_execution function's batch, completes a Future from another
+    # thread: wait() blocks until then, as torch.futures.Future.wait does
+    import threading
+    import time
+
+    for complete, check in ((lambda f: f.set_result(7), lambda f: f.wait() == 7),
+                            (lambda f: f.set_exception(ValueError("late")), None)):
+        f = Future()
+        seen = []
+        f.add_done_callback(lambda fut: seen.append(fut.done()))
+        threading.Thread(target=lambda: (time.sleep(0.05), complete(f))).start()
+        if check is None:
+            with pytest.raises(ValueError, match="late"):
+                f.wait()
+        else:
+            assert check(f)
+        assert f.done() and seen == [True]

@@ -1,9 +1,18 @@
-"""torch.distributed.rpc's names reached without RPC running: the RRef type that training helpers
-test outputs against, its subscription in type hints, and PyTorch's error for constructing one in a
-process with no RPC agent. The framework is not built, which is_available() says."""
+"""torch.distributed.rpc: the RRef type that training helpers test outputs against (before any
+agent runs), and the framework itself: workers started by mp.spawn calling each other with
+rpc_sync / rpc_async / remote, RRefs passed around and called through, remote exceptions, an
+@async_execution function, and shutdown, compared line by line with PyTorch's run of the same script."""
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 import minitorch
+from helpers import child_env
+
+SCRIPT = Path(__file__).resolve().parent / "scripts" / "rpc.py"
 
 
 def test_rref_type_reached_through_the_api_module():
@@ -13,18 +22,27 @@ def test_rref_type_reached_through_the_api_module():
     assert not isinstance([minitorch.ones(2)], rpc.RRef)
     hint = rpc.RRef[minitorch.Tensor]  # Generic, as PyTorch's: usable in annotations
     assert hint.__origin__ is rpc.RRef
-    assert rpc.is_available() is False
+    assert rpc.is_available() is True
 
 
-def test_rref_without_an_agent_raises_as_pytorch():
-    with pytest.raises(RuntimeError, match=r"Current RPC agent is not set!") as got:
-        minitorch.distributed.rpc.RRef(minitorch.ones(1))
+def test_without_an_agent_raises_as_pytorch():
+    rpc = minitorch.distributed.rpc
+    got = []
+    for call in (lambda r: r.RRef(minitorch.ones(1)), lambda r: r.rpc_sync("w", print),
+                 lambda r: r.get_worker_info()):
+        with pytest.raises(RuntimeError) as e:
+            call(rpc)
+        got.append(str(e.value))
+    assert got[0].startswith("Current RPC agent is not set!")
     torch = pytest.importorskip("torch")
     if not torch.distributed.rpc.is_available():
         return
     with pytest.raises(RuntimeError) as ref:
         torch.distributed.rpc.RRef(torch.ones(1))
-    assert str(got.value) == str(ref.value)
+    assert got[0] == str(ref.value)
+    with pytest.raises(RuntimeError) as ref:
+        torch.distributed.rpc.rpc_sync("w", print)
+    assert got[1] == str(ref.value)
 
 
 def test_helper_that_unwraps_rrefs_runs():
@@ -36,3 +54,26 @@ def test_helper_that_unwraps_rrefs_runs():
         logits = logits.local_value()
     _, predicted = torch.max(logits, 1)
     assert predicted.shape == (4,)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run(library: str) -> list:
+    proc = subprocess.run([sys.executable, str(SCRIPT), "2", str(_free_port())], capture_output=True, text=True,
+                          timeout=300, env=child_env(PROGRAM_TORCH=library, OMP_NUM_THREADS="1"))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.replace(library, "torch").splitlines()
+
+
+def test_rpc_workers_match_pytorch():
+    got = _run("minitorch")
+    assert got[0] == "WorkerInfo(id=0, name=worker0) WorkerInfo(id=1, name=worker1) 1"
+    assert "caught RuntimeError" in "\n".join(got) and got[-1] == "[20, 20]"
+    torch = pytest.importorskip("torch")
+    if not torch.distributed.rpc.is_available():
+        return
+    assert got == _run("torch")
