@@ -107,6 +107,45 @@ def threads(request):
     minitorch.set_num_threads(before)
 
 
+_workers_with_leaks = []  # (xdist's controller) the workers whose leak check found leaks
+
+
+def _lsan(name):
+    import ctypes
+
+    return getattr(ctypes.CDLL(None), name, None)
+
+
+def pytest_sessionfinish(session):
+    """Under the sanitizers with pytest-xdist, each worker checks for leaks here, as its session ends,
+    and hands the result to the controller in its workeroutput: a worker's own exit status is not
+    seen by xdist, so a leak found only at its exit (below) would be printed and the run still pass."""
+    config = session.config
+    if os.environ.get("MINITORCH_SANITIZE_RUN") != "1":
+        return
+    if not hasattr(config, "workeroutput"):  # the controller, or a run without workers
+        if _workers_with_leaks:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
+    check = _lsan("__lsan_do_recoverable_leak_check")
+    if check is not None:
+        config.workeroutput["lsan_leaks"] = bool(check())
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """(xdist's controller) a worker is done: remember whether its leak check found leaks."""
+    if getattr(node, "workeroutput", {}).get("lsan_leaks"):
+        _workers_with_leaks.append(node.gateway.id)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _workers_with_leaks:
+        terminalreporter.write_line(f"LeakSanitizer found leaks in worker(s) {', '.join(_workers_with_leaks)}: "
+                                    "their reports are above", red=True)
+
+
 def pytest_unconfigure(config):
     """Under the sanitizers, the leak check runs here, once the suite is done and every thread is
     idle, instead of at process exit: there LeakSanitizer's thread tracer can crash as OpenBLAS's
@@ -115,8 +154,6 @@ def pytest_unconfigure(config):
     the run with an error), and the exit-time check then does not run again."""
     if os.environ.get("MINITORCH_SANITIZE_RUN") != "1":
         return
-    import ctypes
-
-    check = getattr(ctypes.CDLL(None), "__lsan_do_leak_check", None)
+    check = _lsan("__lsan_do_leak_check")
     if check is not None:
         check()
