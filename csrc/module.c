@@ -235,7 +235,7 @@ PyInit__C(void)
         mt_py_caching_init(m) < 0 || PyModule_AddFunctions(m, mt_py_defaults_functions) < 0 ||
         PyModule_AddFunctions(m, mt_py_threads_functions) < 0 || mt_py_tracer_init(m) < 0 ||
         mt_py_capi_init(m) < 0 || mt_py_dlpack_init(m) < 0 || mt_py_generator_init(m) < 0 ||
-        mt_py_library_init(m) < 0 || mt_py_tf_init(m) < 0) {
+        mt_py_library_init(m) < 0 || mt_py_tf_init(m) < 0 || mt_py_python_dispatch_init(m) < 0) {
         goto out_fail;
     }
     PyObject *ops = PyTuple_New(MT_NUM_OPS);

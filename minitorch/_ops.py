@@ -251,13 +251,25 @@ def lookup(qualname: str) -> Optional[OpDef]:
 # ---- minitorch.ops ----
 
 class OpOverload:
-    """One overload: ops.mylib.foo.default. Calls the op."""
+    """One overload: ops.mylib.foo.default, ops.aten.add.Tensor. Calls the op; what
+    __torch_dispatch__ receives as func (minitorch/utils/_python_dispatch.py)."""
 
-    def __init__(self, ns: str, name: str, overload: str, fn: Callable, schema: str):
+    def __init__(self, ns: str, name: str, overload: str, fn: Callable, schema: Any):
         self._ns, self._name, self._overloadname = ns, name, overload or "default"
+        self._opname = name
         self._fn = fn
         self._schema = schema
         self.__name__ = f"{name}.{self._overloadname}"
+        self.__qualname__ = self.__name__
+        self.namespace = ns
+
+    @property
+    def overloadpacket(self) -> "OpOverloadPacket":
+        return OpOverloadPacket(self._ns, self._name)
+
+    @property
+    def op(self) -> Callable:
+        return self._fn
 
     def name(self) -> str:
         return f"{self._ns}::{self._name}" + (f".{self._overloadname}" if self._overloadname != "default" else "")
@@ -265,7 +277,17 @@ class OpOverload:
     def __call__(self, *args, **kwargs):
         return self._fn(*args, **kwargs)
 
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, OpOverload) and (self._ns, self._name, self._overloadname) == \
+            (other._ns, other._name, other._overloadname)
+
+    def __hash__(self) -> int:
+        return hash((self._ns, self._name, self._overloadname))
+
     def __repr__(self) -> str:
+        return f"<OpOverload(op='{self._ns}.{self._name}', overload='{self._overloadname}')>"
+
+    def __str__(self) -> str:
         return f"{self._ns}.{self._name}.{self._overloadname}"
 
 
@@ -275,12 +297,19 @@ class OpOverloadPacket:
     def __init__(self, ns: str, name: str):
         self._ns, self._name = ns, name
         self.__name__ = name
+        self._qualified_op_name = f"{ns}::{name}"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, OpOverloadPacket) and (self._ns, self._name) == (other._ns, other._name)
+
+    def __hash__(self) -> int:
+        return hash((self._ns, self._name))
 
     def _overloads(self) -> Dict[str, OpOverload]:
         defs = _defs.get(f"{self._ns}::{self._name}", {})
         if self._ns == "aten" and not defs:
             op = builtin_op(self._name)
-            return {"default": OpOverload("aten", self._name, "", getattr(_C, op), builtin_schema(op))}
+            return {"default": _builtin_overload(op, "default")}
         return {o or "default": OpOverload(self._ns, self._name, o, d, str(d.schema)) for o, d in defs.items()}
 
     def overloads(self) -> List[str]:
@@ -292,7 +321,7 @@ class OpOverloadPacket:
         found = self._overloads().get(overload)
         op = builtin_op(f"{self._name}.{overload}") if self._ns == "aten" and found is None else None
         if op is not None:  # PyTorch's overloads of one minitorch op: aten.add.Tensor, aten.max.dim
-            found = OpOverload("aten", self._name, overload, getattr(_C, op), builtin_schema(op))
+            found = _builtin_overload(op, overload)
         if found is None:
             raise AttributeError(f"The underlying op of '{self._ns}.{self._name}' has no overload name '{overload}'")
         return found
@@ -310,6 +339,9 @@ class OpOverloadPacket:
         return overloads[-1](*args, **kwargs)
 
     def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='{self._ns}.{self._name}')>"
+
+    def __str__(self) -> str:
         return f"{self._ns}.{self._name}"
 
 
@@ -334,3 +366,115 @@ class _Ops:
 
 
 ops = _Ops()
+
+
+# ---- the built-in ops as __torch_dispatch__ sees them ----
+# A call of op `name` of the C table reaches Python's dispatch (utils/_python_dispatch.py) as
+# the aten overload PyTorch's dispatcher would show for it: its aten name (max_dim is aten.max)
+# and the overload PyTorch's argument parser picks for the arguments given (x + 1 is add.Tensor,
+# x > 0 gt.Scalar, x ** 2 pow.Tensor_Scalar, x.sum(1) sum.dim_IntList); "default" otherwise.
+
+# C ops whose aten name is another op's overload
+_ATEN_NAMES = {"max_dim": ("max", "dim"), "min_dim": ("min", "dim"), "median_dim": ("median", "dim"),
+               "nanmedian_dim": ("nanmedian", "dim"), "view_dtype": ("view", "dtype"),
+               "split_with_sizes": ("split_with_sizes", "default")}
+_TENSOR_OVERLOAD = {"add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "rsub", "where", "index",
+                    "copysign", "atan2", "maximum", "minimum", "logical_and", "logical_or", "logical_xor"}
+# Tensor if the other operand is a tensor, else Scalar
+_TENSOR_OR_SCALAR = {"eq", "ne", "lt", "le", "gt", "ge", "eq_", "ne_", "lt_", "le_", "gt_", "ge_",
+                     "remainder", "remainder_", "fmod", "fmod_", "bitwise_and", "bitwise_or", "bitwise_xor",
+                     "bitwise_and_", "bitwise_or_", "bitwise_xor_", "masked_fill", "masked_fill_", "fill_",
+                     "floor_divide", "floor_divide_", "lerp", "lerp_", "clamp_min", "clamp_max"}
+# default without a dim, else the dim overload's name
+_DIM_OVERLOAD = {"sum": "dim_IntList", "mean": "dim", "nansum": "default", "prod": "dim_int", "any": "dim",
+                 "all": "dim", "logsumexp": "default", "amax": "default", "amin": "default",
+                 "squeeze": "dim", "var": "correction", "std": "correction", "var_mean": "correction",
+                 "std_mean": "correction", "count_nonzero": "dim_IntList"}
+_INT_OVERLOAD = {"transpose": "int", "select": "int", "unbind": "int", "softmax": "int", "log_softmax": "int",
+                 "split": "Tensor", "flatten": "using_ints", "unflatten": "int", "repeat_interleave": "self_int",
+                 "scatter": "src", "scatter_": "src", "scatter_add": "default", "index_fill": "int_Scalar",
+                 "index_fill_": "int_Scalar", "empty": "memory_format", "chunk": "default", "norm": "Scalar",
+                 "div_mode": "Tensor_mode"}
+
+_builtin_cache: Dict[Tuple[str, str], OpOverload] = {}
+
+
+class _BuiltinSchema:
+    """func._schema of a built-in op: its aten name and overload, and str() as PyTorch prints it;
+    its arguments parsed where the schema language is PyTorch's."""
+
+    def __init__(self, op: str, name: str, overload: str):
+        self._op = op
+        self.name = f"aten::{name}"
+        self.overload_name = "" if overload == "default" else overload
+        self._parsed: Any = None
+
+    def _parse(self) -> Any:
+        if self._parsed is None:
+            from ._library.schema import parse_schema
+
+            text = builtin_schema(self._op).replace("Tensor|Scalar", "Tensor")
+            try:
+                self._parsed = parse_schema(text)
+            except RuntimeError:
+                self._parsed = False
+        return self._parsed
+
+    @property
+    def arguments(self) -> list:
+        return self._parse().arguments if self._parse() else []
+
+    @property
+    def returns(self) -> list:
+        return self._parse().returns if self._parse() else []
+
+    def __str__(self) -> str:
+        text = builtin_schema(self._op)
+        aten = self.name + (f".{self.overload_name}" if self.overload_name else "")
+        return aten + text[text.index("("):]
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _builtin_overload(op: str, overload: str) -> OpOverload:
+    """aten.<op's aten name>.<overload> for C op `op`, made once."""
+    key = (op, overload)
+    found = _builtin_cache.get(key)
+    if found is None:
+        name = _ATEN_NAMES.get(op, (op, None))[0]
+        found = OpOverload("aten", name, overload, getattr(_C, op), _BuiltinSchema(op, name, overload))
+        _builtin_cache[key] = found
+    return found
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, complex)) and not isinstance(v, _C.TensorBase)
+
+
+def dispatch_overload(op: str, args: tuple, kwargs: dict) -> OpOverload:
+    """The OpOverload a call of C op `op` with these (boxed) arguments is, as PyTorch names it."""
+    if op in _ATEN_NAMES:
+        overload = _ATEN_NAMES[op][1]
+    elif op in _TENSOR_OVERLOAD:
+        overload = "Tensor_mode" if op in ("div", "div_") and kwargs.get("rounding_mode") else \
+            ("Scalar" if op == "rsub" else "self" if op == "where" else "Tensor")
+    elif op in _TENSOR_OR_SCALAR:
+        other = args[-1] if op in ("masked_fill", "masked_fill_", "fill_", "clamp_min", "clamp_max") or \
+            len(args) < 2 else args[1]
+        overload = "Scalar" if _is_number(other) else "Tensor"
+        overload = "Scalar" if op in ("lerp", "lerp_") and _is_number(args[-1]) else overload
+    elif op in ("pow", "pow_"):
+        overload = "Scalar" if _is_number(args[0]) else "Tensor_Scalar" if _is_number(args[1]) else "Tensor_Tensor"
+        overload = "Scalar" if op == "pow_" and overload == "Tensor_Scalar" else overload
+        overload = "Tensor" if op == "pow_" and overload == "Tensor_Tensor" else overload
+    elif op in _DIM_OVERLOAD:
+        has_dim = len(args) > 1 or kwargs.get("dim") is not None
+        overload = _DIM_OVERLOAD[op] if has_dim or op in ("var", "std", "var_mean", "std_mean") else "default"
+    elif op in _INT_OVERLOAD:
+        overload = _INT_OVERLOAD[op]
+    elif op in ("clamp", "clamp_"):
+        overload = "Tensor" if any(isinstance(v, _C.TensorBase) for v in args[1:]) else "default"
+    else:
+        overload = "default"
+    return _builtin_overload(op, overload)

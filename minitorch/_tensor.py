@@ -36,6 +36,31 @@ class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
 
         _install_member_wrappers(cls)  # its properties and methods that are no ops dispatch too
 
+    # PyTorch's: a class that keeps this one has no __torch_dispatch__ (utils/_python_dispatch.py)
+    __torch_dispatch__ = _C._disabled_torch_dispatch_impl
+
+    @staticmethod
+    def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_format=None, dtype=None,
+                               layout=None, device=None, pin_memory=False, requires_grad=False,
+                               dispatch_sizes_strides_policy=None, dispatch_device=False, dispatch_layout=False,
+                               _extra_dispatch_keys=None, storage_size=None):
+        """A cls object with this size, strides, dtype and device and no memory of its own: it
+        wraps other tensors, which its __torch_dispatch__ unwraps (every op on it goes there)."""
+        import minitorch
+
+        size = tuple(int(s) for s in size)
+        if strides is None:
+            strides, step = [], 1
+            for n in reversed(size):
+                strides.insert(0, step)
+                step *= max(n, 1)
+        if layout is not None and layout is not minitorch.strided:
+            raise NotImplementedError(f"_make_wrapper_subclass: layout {layout} is not supported")
+        dtype = minitorch.get_default_dtype() if dtype is None else dtype
+        device = minitorch.device("cpu") if device is None else minitorch.device(device)
+        return _C._make_wrapper(cls, size, tuple(int(s) for s in strides), int(storage_offset or 0), dtype,
+                                device, bool(requires_grad))
+
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """What a Tensor subclass's calls run unless it defines its own: func with subclass
@@ -51,10 +76,10 @@ class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
                 return ret
             return _convert(ret, cls)
 
-    def __repr__(self) -> str:
+    def __repr__(self, *, tensor_contents=None) -> str:
         from ._tensor_str import _str
 
-        return _str(self)
+        return _str(self, tensor_contents=tensor_contents)
 
     __str__ = __repr__
 

@@ -277,6 +277,18 @@ def _grad_suffix(t: Any) -> str | None:
     return None
 
 
+def _values(t: Any, indent: int, suffixes: list[str]) -> str:
+    """The bracketed values; for a tensor with no memory (a wrapper subclass's, whose values
+    its __torch_dispatch__ keeps), "..." and its shape, as for a meta tensor."""
+    try:
+        return _tensor_str(t, indent)
+    except RuntimeError as e:
+        if "doesn't have storage" not in str(e):
+            raise
+        suffixes.insert(0, f"size={tuple(t.shape)}")
+        return "..."
+
+
 def _str(self: Any, *, tensor_contents: str | None = None) -> str:
     """repr(tensor) as PyTorch writes it, with `minitorch.` dtypes.
 
@@ -308,7 +320,7 @@ def _str(self: Any, *, tensor_contents: str | None = None) -> str:
         # int64 and bool are recognisable from the values themselves
         if dtype_name not in (default_dtype, _default_complex_name(default_dtype), "int64", "bool"):
             suffixes.append(f"dtype={self.dtype}")
-        body = _tensor_str(self, indent) if tensor_contents is None else tensor_contents
+        body = _values(self, indent, suffixes) if tensor_contents is None else tensor_contents
     grad = _grad_suffix(self)
     if grad is not None:
         suffixes.append(grad)

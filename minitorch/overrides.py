@@ -256,8 +256,9 @@ class TorchFunctionMode:
 
 @contextlib.contextmanager
 def enable_reentrant_dispatch():
-    """PyTorch's lets __torch_dispatch__ code call back into the dispatcher; minitorch has no
-    __torch_dispatch__, so its body simply runs."""
+    """PyTorch's lets __torch_dispatch__ code call back into the dispatcher with the Python key
+    on; minitorch's __torch_dispatch__ (utils/_python_dispatch.py) may always do so, so its body
+    simply runs."""
     yield
 
 

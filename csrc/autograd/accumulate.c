@@ -140,8 +140,10 @@ accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
         if (!create_graph &&
             (atomic_load(&grad->refcount) > 1 || grad->grad_fn || !obeys_layout(grad, leaf))) {
             mt_tensor *c = NULL;
-            st = mt_tensor_is_dense(leaf) ? mt_copy_strided(grad, leaf->strides, &c)
-                                          : mt_copy_contiguous(grad, &c);
+            /* a __torch_dispatch__ subclass's copy is its class's (clone) */
+            st = grad->python_dispatch      ? mt_op_clone(grad, &c)
+                 : mt_tensor_is_dense(leaf) ? mt_copy_strided(grad, leaf->strides, &c)
+                                            : mt_copy_contiguous(grad, &c);
             mt_tensor_release(grad);
             grad = c;
         } else if (!create_graph && grad->view_base) {

@@ -281,6 +281,9 @@ mt_autograd_edge_of(mt_tensor *t, mt_edge *e)
 static mt_status
 detached(mt_tensor *t, mt_tensor **out)
 {
+    if (t->python_dispatch) { /* a subclass's: its __torch_dispatch__ makes it (aten.detach) */
+        return mt_op_detach(t, out);
+    }
     return mt_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset, out);
 }
 

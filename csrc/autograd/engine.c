@@ -287,6 +287,28 @@ zeros_where_missing(mt_node *n, mt_tensor **grads)
     return st;
 }
 
+/* The seed gradient of a root of a __torch_dispatch__ subclass: ones that its class makes (a
+ * clone of the root filled with 1), as PyTorch's ones_like reaches it, so that the backward's ops
+ * go to it too; recorded by no node. */
+static mt_status
+python_seed(mt_tensor *root, mt_tensor **out)
+{
+    mt_tensor *one = NULL, *copy = NULL, *filled = NULL;
+    bool grad = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    mt_status st = mt_tensor_scalar(mt_scalar_int(1), MT_INT64, &one);
+    if (st == MT_OK && (st = mt_op_clone(root, &copy)) == MT_OK &&
+        (st = mt_op_fill_(copy, one, &filled)) == MT_OK) {
+        mt_tensor_release(filled); /* copy itself */
+        *out = copy;
+        copy = NULL;
+    }
+    mt_set_grad_enabled(grad);
+    mt_tensor_clear(&copy);
+    mt_tensor_clear(&one);
+    return st;
+}
+
 /* Runs node n: its formula on its completed buffers, the results sent along its edges. */
 static mt_status
 run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
@@ -457,6 +479,9 @@ root_grad(int k, mt_tensor *root, mt_tensor *given, mt_tensor **out)
         return mt_fail(MT_ERUNTIME, "grad can be implicitly created only for scalar outputs");
     }
     *out = NULL;
+    if (root->python_dispatch) {
+        return python_seed(root, out);
+    }
     return mt_op_ones(root->ndim, root->sizes, root->dtype, mt_tensor_device(root), false, out);
 }
 

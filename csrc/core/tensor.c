@@ -338,6 +338,9 @@ mt_tensor_view(mt_tensor *base, int ndim, const int64_t *sizes, const int64_t *s
     if (st == MT_OK) {
         version_hold(*out, base->version);
         (*out)->is_inference = base->is_inference; /* a view is what its base is */
+        /* a wrapper subclass's memory is none: every op on a view of it must go to Python,
+         * which refuses one with no __torch_dispatch__ object */
+        (*out)->python_dispatch = base->python_dispatch;
     }
     return st;
 }
@@ -442,6 +445,9 @@ mt_tensor_release(mt_tensor *t)
     if (t == NULL || atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) {
         return;
     }
+    if (t->owns_pyobj && mt_tensor_pyobj_hook) {
+        mt_tensor_pyobj_hook(t);
+    }
     if (t->grad) {
         mt_tensor_release(t->grad);
     }
@@ -462,6 +468,8 @@ mt_tensor_release(mt_tensor *t)
     tensor_struct_free(t);
     atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
 }
+
+void (*mt_tensor_pyobj_hook)(mt_tensor *t);
 
 void
 mt_tensor_clear(mt_tensor **t)

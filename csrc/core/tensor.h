@@ -59,14 +59,22 @@ typedef struct mt_tensor {
      * inference tensors): outside inference mode it is not updated in place nor saved for
      * backward, and it has no version counter to read */
     bool is_inference;
+    /* the wrapper of a Tensor subclass with __torch_dispatch__ (python/python_dispatch.c): every
+     * call with it among its tensors takes the dispatcher's Python key; set by the binding layer,
+     * and kept by a view made in C (mt_tensor_view), which has no memory either */
+    bool python_dispatch;
+    /* pyobj is a strong reference that this tensor holds (PyTorch's PyObject preservation: the
+     * subclass object outlives its last Python reference while the tensor lives on, in a graph
+     * or as a gradient); mt_tensor_pyobj_hook drops it when the tensor goes */
+    bool owns_pyobj;
     /* A view (made by a view op: PyTorch's _base): the tensor whose memory it views, never
      * itself a view (a view of a view points at the first one's base), owned; NULL otherwise.
      * It shares its base's version counter. Under autograd (autograd/autograd.h), a view whose
      * base was changed in place since view_version gets its history rebuilt from the base's. */
     struct mt_tensor *view_base;
-    long view_version;    /* a view: the version its grad_fn was last set at */
+    long view_version; /* a view: the version its grad_fn was last set at */
     uint8_t view_creation; /* a view: how it was made (mt_view_creation) */
-    int view_output_nr;   /* a view: which output of the op that made it (for messages) */
+    int view_output_nr; /* a view: which output of the op that made it (for messages) */
     struct mt_tensor *grad;
     void *pyobj; /* borrowed: the live Python wrapper of this tensor, if any */
     /* autograd (autograd/autograd.h): the node that made this tensor (owned; NULL for a leaf)
@@ -88,9 +96,9 @@ typedef struct mt_tensor {
 /* How a view was made, which decides whether autograd lets it (or its base) be modified in
  * place (PyTorch's CreationMeta). */
 typedef enum mt_view_creation {
-    MT_VIEW_DEFAULT,         /* by a view op in grad mode */
-    MT_VIEW_NO_GRAD,         /* in no_grad mode, or a view of such a view */
-    MT_VIEW_MULTI_OUTPUT,    /* one of the views of unbind, split or chunk */
+    MT_VIEW_DEFAULT, /* by a view op in grad mode */
+    MT_VIEW_NO_GRAD, /* in no_grad mode, or a view of such a view */
+    MT_VIEW_MULTI_OUTPUT, /* one of the views of unbind, split or chunk */
     MT_VIEW_CUSTOM_FUNCTION, /* an output of an autograd.Function */
 } mt_view_creation;
 
@@ -129,6 +137,8 @@ mt_tensor_retain(mt_tensor *t)
     return t;
 }
 void mt_tensor_release(mt_tensor *t);
+/* Set by the binding layer: releases the Python object a tensor owns (owns_pyobj) at its end. */
+extern void (*mt_tensor_pyobj_hook)(mt_tensor *t);
 /* Autograd's part of a tensor's end (autograd.c): drops its grad_fn and retain_grad link. */
 void mt_autograd_forget(mt_tensor *t);
 /* Frees a list of gradient hooks (autograd.c). */
@@ -201,8 +211,8 @@ void mt_preserve_strides(const mt_tensor *t, int64_t *strides);
 /* PyTorch's memory formats: the order a dense result's dims are stored in. */
 typedef enum mt_memory_format {
     MT_CONTIGUOUS_FORMAT, /* row-major */
-    MT_CHANNELS_LAST,     /* (N, C, H, W) stored as (N, H, W, C) */
-    MT_CHANNELS_LAST_3D,  /* (N, C, D, H, W) stored as (N, D, H, W, C) */
+    MT_CHANNELS_LAST, /* (N, C, H, W) stored as (N, H, W, C) */
+    MT_CHANNELS_LAST_3D, /* (N, C, D, H, W) stored as (N, D, H, W, C) */
 } mt_memory_format;
 /* The format t's strides look like (PyTorch's suggest_memory_format): channels-last (3d) for a
  * 4-d (5-d) t whose strides grow from the channel dim outward in that order, else row-major.

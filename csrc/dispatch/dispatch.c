@@ -53,8 +53,8 @@ const char *const mt_op_cuda_kernels[MT_NUM_OPS] = {
 #undef MT_OP
 };
 
-const char *const mt_key_names[MT_NUM_KEYS] = {"CPU",      "CUDA",   "Meta",
-                                               "Autograd", "Tracer", "CompositeImplicitAutograd"};
+const char *const mt_key_names[MT_NUM_KEYS] = {
+    "CPU", "CUDA", "Meta", "Python", "Autograd", "Tracer", "CompositeImplicitAutograd"};
 
 /* Kernels known at compile time; _C_cuda and autograd add theirs with mt_register_kernel. */
 #define MT_KERNEL_CPU(name) {mt_cpu_##name, "mt_cpu_" #name}
@@ -79,6 +79,8 @@ _Static_assert(MT_NUM_KEYS <= 8, "override_keys holds a bit per key");
 
 static _Thread_local bool grad_enabled = true;
 static _Thread_local bool tracing;
+static _Thread_local int python_modes;
+static int python_modes_anywhere; /* all threads' together, changed under the GIL */
 
 void
 mt_register_fallback(mt_key key, mt_fallback_fn fn)
@@ -109,6 +111,19 @@ void
 mt_set_tracing(bool on)
 {
     tracing = on;
+}
+
+void
+mt_set_python_modes(int n)
+{
+    python_modes_anywhere += n - python_modes;
+    python_modes = n;
+}
+
+int
+mt_python_modes(void)
+{
+    return python_modes;
 }
 
 bool
@@ -187,7 +202,7 @@ mt_kernel_for(mt_op op, mt_key key)
 /* What the key set has seen so far: the common device, whether any tensor needs grad, and
  * whether a CPU scalar (a 0-dim CPU tensor) waits to join it. */
 typedef struct key_state {
-    bool have_device, needs_grad, cpu_scalars;
+    bool have_device, needs_grad, cpu_scalars, python;
     mt_device dev;
 } key_state;
 
@@ -215,6 +230,11 @@ see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
 {
     /* A wrapped Python number lives on the CPU but may join tensors on any device. */
     if (t == NULL || t->is_wrapped_number) {
+        return MT_OK;
+    }
+    if (t->python_dispatch) { /* its device is its __torch_dispatch__'s business */
+        ks->python = true;
+        ks->needs_grad |= mt_tensor_requires_grad(t);
         return MT_OK;
     }
     mt_device d = mt_tensor_device(t);
@@ -251,7 +271,7 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
         if (t && is_host_arg(op, k)) {
             continue;
         }
-        if (t && !t->is_wrapped_number && is_cpu_scalar(op, k, t)) {
+        if (t && !t->is_wrapped_number && !t->python_dispatch && is_cpu_scalar(op, k, t)) {
             ks.cpu_scalars = true;
             ks.needs_grad |= mt_tensor_requires_grad(t);
         } else {
@@ -293,6 +313,9 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     }
     if (tracing) {
         keys |= 1u << MT_KEY_TRACER;
+    }
+    if (ks.python || (python_modes_anywhere && python_modes > 0)) {
+        keys = (keys & ~MT_KEYS_CPU_SCALARS) | 1u << MT_KEY_PYTHON; /* Python moves nothing */
     }
     *out = keys;
     return MT_OK;
@@ -427,6 +450,18 @@ run_override(mt_op op, mt_args *a, int key)
     return st;
 }
 
+/* An op that is a composite of other ops with no gradient formula of its own (PyTorch's
+ * CompositeImplicitAutograd) reaches Python as the ops it is made of, which autograd records: linear
+ * reaches __torch_dispatch__ as t and addmm. Factories (no tensor argument) and detach, which
+ * only Python may make of a Python tensor, reach it themselves. */
+static bool
+decomposes_above_python(mt_op op, const mt_args *a)
+{
+    return table[op][MT_KEY_COMPOSITE].fn && !table[op][MT_KEY_CPU].fn &&
+           !table[op][MT_KEY_AUTOGRAD].fn && op != MT_OP_detach && op != MT_OP_alias &&
+           (a->t[0] || a->ntl);
+}
+
 static mt_status
 run(mt_op op, mt_args *a, unsigned keys)
 {
@@ -439,6 +474,9 @@ run(mt_op op, mt_args *a, unsigned keys)
         if ((keys >> key & 1u) && table[op][key].fn) {
             k = &table[op][key];
             break;
+        }
+        if (key == MT_KEY_PYTHON && decomposes_above_python(op, a)) {
+            continue;
         }
         /* the fallback redispatches below its key, and that call is the one profiled */
         if ((keys >> key & 1u) && fallbacks[key]) {

@@ -24,11 +24,14 @@ typedef enum mt_op {
 } mt_op;
 
 /* In priority order, lowest first; Composite is the fallback, not a key of any tensor. The
- * backend keys (CPU, CUDA, Meta) come before Autograd. */
+ * backend keys (CPU, CUDA, Meta) come before Python, and Python before Autograd: a Tensor
+ * subclass's __torch_dispatch__ (or a TorchDispatchMode) sees the ops below autograd, as
+ * PyTorch's Python key. */
 typedef enum mt_key {
     MT_KEY_CPU = 0,
     MT_KEY_CUDA,
     MT_KEY_META,
+    MT_KEY_PYTHON,
     MT_KEY_AUTOGRAD,
     MT_KEY_TRACER,
     MT_KEY_COMPOSITE,
@@ -191,6 +194,13 @@ bool mt_tracing_enabled(void);
 void mt_set_tracing(bool on);
 /* The key whose kernel computes op below Autograd (CPU, CUDA or the composite). */
 mt_status mt_backend_key(mt_op op, const mt_args *a, mt_key *out);
+
+/* The Python key (PyTorch's): a call has it when one of its tensors is flagged python_dispatch
+ * (a Tensor subclass with __torch_dispatch__) or a torch dispatch mode is on in this thread; its
+ * fallback (python/python_dispatch.c) hands the op to Python. The mode count is this thread's;
+ * the dispatcher reads it only while some thread has one (a plain global, one test per call). */
+void mt_set_python_modes(int n);
+int mt_python_modes(void);
 
 /* Thread-local grad mode, read by the dispatcher once autograd is registered. */
 bool mt_grad_enabled(void);

@@ -45,6 +45,9 @@ mt_py_complex_item(mt_tensor *t)
 PyObject *
 mt_py_tensor_tolist(mt_tensor *t)
 {
+    if (mt_py_check_data(t) < 0) {
+        return NULL;
+    }
     if (mt_tensor_device(t).type != MT_CPU) {
         /* a device tensor is read through a copy on the host (PyTorch copies too) */
         mt_tensor *host = NULL;
@@ -52,7 +55,8 @@ mt_py_tensor_tolist(mt_tensor *t)
         if (st) {
             return mt_py_raise(st);
         }
-        PyObject *res = tolist_at(host, 0, mt_tensor_data(host));
+        PyObject *res = mt_py_check_data(host) < 0 ? NULL
+                                                   : tolist_at(host, 0, mt_tensor_data(host));
         mt_tensor_release(host);
         return res;
     }
@@ -737,6 +741,9 @@ int
 mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
 {
     mt_tensor *t = mt_py_unwrap(self);
+    if (mt_py_check_data(t) < 0) {
+        return -1;
+    }
     if (mt_tensor_device(t).type != MT_CPU) {
         char dev[32];
         PyErr_Format(PyExc_TypeError,

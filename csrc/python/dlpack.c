@@ -190,6 +190,9 @@ py_to_dlpack(PyObject *m, PyObject *args)
     }
     mt_tensor *t = mt_py_unwrap(self);
     mt_device target = mt_tensor_device(t);
+    if (mt_py_check_data(t) < 0) {
+        return NULL;
+    }
     if (dl_device != Py_None) {
         int type, id;
         if (!PyArg_ParseTuple(dl_device, "ii;dl_device must be a (device_type, device_id) tuple",

@@ -105,7 +105,7 @@ py_set_python_kernel(PyObject *m, PyObject *args)
     if (op < 0) {
         return PyErr_Format(PyExc_ValueError, "no operator named '%U'", name);
     }
-    if (key < 0 || key == MT_KEY_TRACER) {
+    if (key < 0 || key == MT_KEY_TRACER || key == MT_KEY_PYTHON) {
         return PyErr_Format(PyExc_RuntimeError, "could not parse dispatch key: %s", key_name);
     }
     if (fn != Py_None && !PyCallable_Check(fn)) {

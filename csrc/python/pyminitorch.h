@@ -45,6 +45,8 @@ mt_py_unwrap(PyObject *o)
 
 /* Steals a reference to t; returns its live wrapper if it has one, else a new one. */
 PyObject *mt_py_wrap(mt_tensor *t);
+/* A new tp object over t (whose reference it takes), t's wrapper from then on. */
+PyObject *mt_py_wrap_as(PyTypeObject *tp, mt_tensor *t);
 /* Sets the Python exception for a failed core call; always returns NULL. */
 PyObject *mt_py_raise(mt_status st);
 /* A Python bool/int/float as an mt_scalar; returns -1 without an exception if o is none of
@@ -146,6 +148,13 @@ PyObject *mt_py_box_args(mt_op op, const mt_args *a, PyObject **kwargs);
 /* A Python kernel's result into a's outputs, as op's schema returns them: 0, or -1 with an
  * exception set (and no output kept). */
 int mt_py_unbox_results(mt_op op, PyObject *res, mt_args *a);
+/* python_dispatch.c: the Python key's fallback (__torch_dispatch__ and dispatch modes), wrapper
+ * subclasses, and the preservation of their objects */
+int mt_py_python_dispatch_init(PyObject *module);
+/* t, made for a cls object, takes the Python key when cls has a __torch_dispatch__ */
+void mt_py_mark_python_dispatch(PyObject *cls, mt_tensor *t);
+/* 0, or -1 with PyTorch's RuntimeError for a tensor with no memory (a wrapper subclass's) */
+int mt_py_check_data(const mt_tensor *t);
 /* library.c: the Python kernels of built-in ops (minitorch.library), _C._set_python_kernel */
 int mt_py_library_init(PyObject *module);
 /* out= (out.c): before the op runs, out's tensors from obj (the index-th parameter of the

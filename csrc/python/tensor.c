@@ -14,9 +14,8 @@
 
 PyTypeObject *mt_py_tensor_class = NULL;
 
-/* A new tp object over t (whose reference it takes), t's wrapper from then on. */
-static PyObject *
-wrap_as(PyTypeObject *tp, mt_tensor *t)
+PyObject *
+mt_py_wrap_as(PyTypeObject *tp, mt_tensor *t)
 {
     mt_py_tensor *o = (mt_py_tensor *)tp->tp_alloc(tp, 0);
     if (o == NULL) {
@@ -33,11 +32,15 @@ mt_py_wrap(mt_tensor *t)
 {
     if (t->pyobj) {
         PyObject *o = t->pyobj;
+        if (t->owns_pyobj) { /* preserved (python_dispatch.c): o holds t again, the caller o */
+            t->owns_pyobj = false;
+            return o;
+        }
         Py_INCREF(o);
         mt_tensor_release(t);
         return o;
     }
-    return wrap_as(mt_py_tensor_class ? mt_py_tensor_class : &mt_py_TensorBase_Type, t);
+    return mt_py_wrap_as(mt_py_tensor_class ? mt_py_tensor_class : &mt_py_TensorBase_Type, t);
 }
 
 static void
@@ -188,6 +191,9 @@ static PyObject *
 tensor_data_ptr(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (mt_py_check_data(mt_py_unwrap(self)) < 0) {
+        return NULL;
+    }
     return PyLong_FromVoidPtr(mt_tensor_data(mt_py_unwrap(self)));
 }
 
@@ -203,6 +209,9 @@ tensor_item(PyObject *self, PyObject *unused)
 {
     (void)unused;
     mt_scalar s;
+    if (mt_py_check_data(mt_py_unwrap(self)) < 0) {
+        return NULL;
+    }
     mt_status st = mt_tensor_item(mt_py_unwrap(self), &s);
     if (st == MT_OK && mt_dtype_is_complex(mt_py_unwrap(self)->dtype)) {
         return mt_py_complex_item(mt_py_unwrap(self));
@@ -270,7 +279,11 @@ tensor_make_subclass(PyObject *unused, PyObject *args)
     if (st == MT_OK && (st = mt_tensor_set_requires_grad(alias, require_grad))) {
         mt_tensor_release(alias); /* nn.Parameter(an integer tensor) */
     }
-    return st ? mt_py_raise(st) : wrap_as((PyTypeObject *)cls, alias);
+    if (st) {
+        return mt_py_raise(st);
+    }
+    mt_py_mark_python_dispatch(cls, alias);
+    return mt_py_wrap_as((PyTypeObject *)cls, alias);
 }
 
 /* t.as_subclass(cls): a cls object over an alias of t, linked to t in the autograd graph (its
@@ -286,7 +299,11 @@ tensor_as_subclass(PyObject *self, PyObject *cls)
     }
     mt_tensor *alias = NULL;
     mt_status st = mt_op_alias(mt_py_unwrap(self), &alias);
-    return st ? mt_py_raise(st) : wrap_as((PyTypeObject *)cls, alias);
+    if (st) {
+        return mt_py_raise(st);
+    }
+    mt_py_mark_python_dispatch(cls, alias);
+    return mt_py_wrap_as((PyTypeObject *)cls, alias);
 }
 
 /* t._set_data(new): t becomes a view of new's memory (storage, geometry, dtype, device) and

@@ -139,17 +139,13 @@ mt_py_tf_slot(mt_op op, const char *dunder, PyObject *x, PyObject *y)
     return mt_py_tf_call(name, MT_TF_METHOD, self, &other, other != NULL, NULL);
 }
 
-/* _C._disabled_torch_function_impl(func, types, args=(), kwargs=None): func called with
- * subclass dispatch off and its result kept as it is. A class whose __torch_function__ is this
- * function (nn.Parameter) is treated as a plain Tensor by the gate. */
+/* The body of the disabled handlers, called as (func, types, args=(), kwargs=None): func(*args,
+ * **kwargs), with subclass dispatch off for `level` MT_TF_SUBCLASSES_DISABLED. */
 static PyObject *
-disabled_torch_function_impl(PyObject *unused, PyObject *const *args, Py_ssize_t nargs)
+call_func(const char *who, PyObject *const *args, Py_ssize_t nargs, mt_py_tf_mode_t level)
 {
-    (void)unused;
     if (nargs < 2 || nargs > 4) {
-        return PyErr_Format(PyExc_TypeError,
-                            "_disabled_torch_function_impl() takes 2 to 4 arguments (%zd given)",
-                            nargs);
+        return PyErr_Format(PyExc_TypeError, "%s() takes 2 to 4 arguments (%zd given)", who, nargs);
     }
     PyObject *pos = nargs > 2 ? args[2] : NULL, *kw = nargs > 3 ? args[3] : NULL;
     PyObject *tuple = pos && pos != Py_None ? PySequence_Tuple(pos) : PyTuple_New(0);
@@ -157,13 +153,33 @@ disabled_torch_function_impl(PyObject *unused, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     mt_py_tf_mode_t was = mt_py_tf_state.disabled;
-    if (was == MT_TF_ENABLED) {
-        mt_py_tf_state.disabled = MT_TF_SUBCLASSES_DISABLED;
+    if (was < level) {
+        mt_py_tf_state.disabled = level;
     }
     PyObject *res = PyObject_Call(args[0], tuple, kw == Py_None ? NULL : kw);
     mt_py_tf_state.disabled = was;
     Py_DECREF(tuple);
     return res;
+}
+
+/* _C._disabled_torch_function_impl(func, types, args=(), kwargs=None): func called with
+ * subclass dispatch off and its result kept as it is. A class whose __torch_function__ is this
+ * function (nn.Parameter) is treated as a plain Tensor by the gate. */
+static PyObject *
+disabled_torch_function_impl(PyObject *unused, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)unused;
+    return call_func("_disabled_torch_function_impl", args, nargs, MT_TF_SUBCLASSES_DISABLED);
+}
+
+/* _C._disabled_torch_dispatch_impl(func, types, args=(), kwargs=None): Tensor's own
+ * __torch_dispatch__, which marks a class as not dispatching to Python
+ * (python/python_dispatch.c); called, it runs func. */
+static PyObject *
+disabled_torch_dispatch_impl(PyObject *unused, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)unused;
+    return call_func("_disabled_torch_dispatch_impl", args, nargs, MT_TF_ENABLED);
 }
 
 /* DisableTorchFunctionSubclass() and DisableTorchFunction(): context managers that turn
@@ -287,6 +303,9 @@ static PyMethodDef tf_functions[] = {
      METH_FASTCALL,
      "A __torch_function__ that calls func with subclass dispatch off and does not convert "
      "its result; classes that use it (nn.Parameter) are treated as plain Tensors."},
+    {"_disabled_torch_dispatch_impl", (PyCFunction)(void (*)(void))disabled_torch_dispatch_impl,
+     METH_FASTCALL,
+     "Tensor's __torch_dispatch__: a class that keeps it does not dispatch to Python."},
     {"_has_torch_function", has_torch_function, METH_O, NULL},
     {"_set_torch_function_modes", set_torch_function_modes, METH_O, NULL},
     {"_is_torch_function_enabled", is_torch_function_enabled, METH_NOARGS, NULL},

@@ -1,0 +1,172 @@
+"""torch.utils._python_dispatch: __torch_dispatch__ and TorchDispatchMode.
+
+The C dispatcher's Python key (csrc/dispatch/dispatch.h) sits below Autograd, above the backends:
+a call has it when one of its tensors is an instance of a Tensor subclass with a
+__torch_dispatch__ (Tensor._make_wrapper_subclass, _make_subclass, as_subclass), or while a
+TorchDispatchMode is entered on this thread. Its fallback (csrc/python/python_dispatch.c) boxes
+the call's arguments as the op's schema names them and calls _dispatch below, with grad mode off
+(autograd recorded the op above), which hands the op, as the OpOverload PyTorch names it
+(minitorch.ops.aten.add.Tensor), to the innermost mode, else to the arguments' classes,
+subclasses first. Ops that are composites of other ops (linear, matmul) reach Python as those
+ops, as PyTorch's CompositeImplicitAutograd ones do.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+from typing import Any, Iterator, List, Optional
+
+from minitorch import _C
+from minitorch._ops import dispatch_overload
+
+__all__ = ["TorchDispatchMode", "is_traceable_wrapper_subclass", "transform_subclass"]
+
+
+class _ModeStack(threading.local):
+    def __init__(self) -> None:
+        self.modes: List["TorchDispatchMode"] = []
+
+
+_stack = _ModeStack()
+
+
+def _push_mode(mode: "TorchDispatchMode") -> None:
+    _stack.modes.append(mode)
+    _C._set_dispatch_modes(len(_stack.modes))
+
+
+def _pop_mode(k: Any = None) -> "TorchDispatchMode":
+    if not _stack.modes:
+        raise AssertionError("Trying to pop from an empty mode stack")
+    mode = _stack.modes.pop()
+    _C._set_dispatch_modes(len(_stack.modes))
+    return mode
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily(k: Any = None) -> Iterator["TorchDispatchMode"]:
+    """The innermost mode, off the stack while its __torch_dispatch__ runs (the ops it calls go
+    to the modes below it, then to the tensors' classes), back on afterwards."""
+    mode = _pop_mode(k)
+    try:
+        yield mode
+    finally:
+        _push_mode(mode)
+
+
+def _get_current_dispatch_mode() -> Optional["TorchDispatchMode"]:
+    return _stack.modes[-1] if _stack.modes else None
+
+
+def _get_current_dispatch_mode_stack() -> List["TorchDispatchMode"]:
+    return list(_stack.modes)
+
+
+def _len_torch_dispatch_stack() -> int:
+    return len(_stack.modes)
+
+
+@contextlib.contextmanager
+def _disable_current_modes() -> Iterator[List["TorchDispatchMode"]]:
+    """No dispatch mode inside; yields the modes it took off (innermost last)."""
+    saved = list(_stack.modes)
+    _stack.modes.clear()
+    _C._set_dispatch_modes(0)
+    try:
+        yield saved
+    finally:
+        _stack.modes[:] = saved
+        _C._set_dispatch_modes(len(saved))
+
+
+class TorchDispatchMode:
+    """A context manager whose __torch_dispatch__(func, types, args, kwargs) sees every op that
+    reaches the dispatcher while it is entered, below autograd (the backward's ops too), factories
+    included. Modes nest: inside its __torch_dispatch__ a mode is off the stack, so the ops it
+    calls go to the mode entered before it, then to the tensors' __torch_dispatch__."""
+
+    def __init__(self, _dispatch_key: Any = None) -> None:
+        self.old_dispatch_mode_flags: List[bool] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError()
+
+    def __enter__(self):
+        _push_mode(self)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb) -> None:
+        _pop_mode()
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
+                      stacklevel=2)
+        return cls(*args, **kwargs)
+
+    @classmethod
+    def is_infra_mode(cls) -> bool:
+        return False
+
+
+def is_traceable_wrapper_subclass(t: Any) -> bool:
+    """Whether t is an instance of a Tensor subclass that __tensor_flatten__ and
+    __tensor_unflatten__ describe (PyTorch's traceable wrapper subclasses)."""
+    from minitorch import Tensor
+
+    return isinstance(t, Tensor) and type(t) is not Tensor and hasattr(t, "__tensor_flatten__") and \
+        hasattr(t, "__tensor_unflatten__")
+
+
+def transform_subclass(t: Any, callback, outer_size=None, outer_stride=None) -> Any:
+    """A new instance of t's class whose inner tensors are callback(name, inner) of t's."""
+    attrs, ctx = t.__tensor_flatten__()
+    inner = {a: callback(a, getattr(t, a)) for a in attrs}
+    return type(t).__tensor_unflatten__(inner, ctx, outer_size or t.size(), outer_stride or t.stride())
+
+
+# ---- the C fallback's entry ----
+
+def _overloaded(args: tuple, kwargs: dict) -> list:
+    """One tensor per class that has its own __torch_dispatch__, in the order they come, but a
+    subclass before its bases."""
+    chosen: list = []
+    for v in list(args) + list(kwargs.values()):
+        for item in (v if isinstance(v, (list, tuple)) else (v,)):
+            cls = type(item)
+            if not isinstance(item, _C.TensorBase) or \
+                    getattr(cls, "__torch_dispatch__", _C._disabled_torch_dispatch_impl) is \
+                    _C._disabled_torch_dispatch_impl or any(type(c) is cls for c in chosen):
+                continue
+            spot = next((i for i, c in enumerate(chosen) if issubclass(cls, type(c))), len(chosen))
+            chosen.insert(spot, item)
+    return chosen
+
+
+def _dispatch(name: str, args: tuple, kwargs: dict) -> Any:
+    """The Python key's kernel for C op `name` (csrc/python/python_dispatch.c): the innermost
+    mode's __torch_dispatch__, else the arguments' classes', the first answer other than
+    NotImplemented."""
+    func = dispatch_overload(name, args, kwargs)
+    chosen = _overloaded(args, kwargs)
+    types = tuple(type(a) for a in chosen)
+    if _stack.modes:
+        with _pop_mode_temporarily() as mode:
+            result = mode.__torch_dispatch__(func, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    for arg in chosen:
+        result = type(arg).__torch_dispatch__(func, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    if not chosen and _stack.modes:  # the modes declined: the op runs as if none were on
+        with _disable_current_modes():
+            return func(*args, **kwargs)
+    if not chosen:
+        raise RuntimeError(f"{func}: a tensor of a __torch_dispatch__ subclass reached the dispatcher as a "
+                           "plain Tensor (a view of it made without its class); only its class can run ops on it")
+    handlers = "".join(f"  - tensor subclass {type(a)}\n" for a in chosen)
+    raise TypeError(f"Multiple dispatch failed for {func}; all __torch_dispatch__ handlers returned "
+                    f"NotImplemented:\n\n{handlers}\nFor more information, try re-running with "
+                    "TORCH_LOGS=not_implemented")
