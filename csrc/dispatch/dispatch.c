@@ -120,12 +120,6 @@ mt_set_python_modes(int n)
     python_modes = n;
 }
 
-int
-mt_python_modes(void)
-{
-    return python_modes;
-}
-
 bool
 mt_grad_enabled(void)
 {

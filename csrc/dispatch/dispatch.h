@@ -200,7 +200,6 @@ mt_status mt_backend_key(mt_op op, const mt_args *a, mt_key *out);
  * fallback (python/python_dispatch.c) hands the op to Python. The mode count is this thread's;
  * the dispatcher reads it only while some thread has one (a plain global, one test per call). */
 void mt_set_python_modes(int n);
-int mt_python_modes(void);
 
 /* Thread-local grad mode, read by the dispatcher once autograd is registered. */
 bool mt_grad_enabled(void);
