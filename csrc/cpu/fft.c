@@ -12,6 +12,9 @@
  * forward one of the conjugate. */
 #include <math.h>
 #include <omp.h>
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#include <immintrin.h> /* _mm512_stream_ps/pd and _mm_sfence: FFT_STREAMS below */
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -29,6 +32,9 @@ static const double pi = 3.14159265358979323846;
 /* Prime factors up to this run as one O(p^2) Stockham stage; a length with a larger one goes
  * through Bluestein's convolution (about 6 power-of-two transforms of 2n to 4n). */
 #define FFT_MAX_RADIX 53
+/* The tiles of a block's gather and scatter ask for the memory of the block this many on: one
+ * block's work is long enough to have it in cache (2 and 4 measured the same). */
+#define FFT_AHEAD 1
 /* Lines at least this long run by the four-step split into lines of about sqrt(n), blocks of
  * which stay in L2 (a block of n elements would not). */
 #define FFT_FOUR_STEP 32768
@@ -43,6 +49,7 @@ enum { FFT_C2C, FFT_R2C, FFT_C2R };
 typedef struct fft_pass {
     int kind;
     bool inverse;
+    bool last; /* it writes the result (large ones stream past the caches), no pass reads it */
     double scale;
     int64_t n, kept, have;
     void *src, *dst;
@@ -166,8 +173,20 @@ tile_bytes(void)
     FFT_LANES8(M, W, K), M(W, K, 8), M(W, K, 9), M(W, K, 10), M(W, K, 11), M(W, K, 12), \
         M(W, K, 13), M(W, K, 14), M(W, K, 15)
 
+/* A tile's row of L reals, stored; FFT_STREAM stores it past the caches (non-temporal: the
+ * cache line is not read first, nor kept), for the results of a pass too large to stay in cache
+ * (FFT_STREAM_BYTES), by whole AVX-512 vectors at 64-byte aligned addresses only. */
+#define FFT_STORE(p, v) memcpy((p), &(v), sizeof(v))
+#define FFT_STREAM_BYTES (16 << 20) /* the result of a pass from this size on streams */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define FFT_STREAMS 1
+#else
+#define FFT_STREAMS 0
+#endif
+
 #define FFT_R double
 #define FFT_NAME(f) f##_f64
+#define FFT_STREAM(p, v) _mm512_stream_pd((p), (__m512d)(v))
 #define FFT_LANES 8 /* doubles of one AVX-512 register */
 #define FFT_ROW_W FFT_LANES8 /* shuffles of L lanes, and of L / 2 */
 #define FFT_ROW_H FFT_LANES4
@@ -178,8 +197,10 @@ tile_bytes(void)
 #undef FFT_LANES
 #undef FFT_NAME
 #undef FFT_R
+#undef FFT_STREAM
 #define FFT_R float
 #define FFT_NAME(f) f##_f32
+#define FFT_STREAM(p, v) _mm512_stream_ps((p), (__m512)(v))
 #define FFT_LANES 16
 #define FFT_ROW_W FFT_LANES16
 #define FFT_ROW_H FFT_LANES8
@@ -190,6 +211,7 @@ tile_bytes(void)
 #undef FFT_LANES
 #undef FFT_NAME
 #undef FFT_R
+#undef FFT_STREAM
 
 /* ---- the plans of the lengths last used: shared, counted while in use ---- */
 
@@ -347,16 +369,20 @@ set_lines(fft_pass *ps, int ndim, const int64_t *sizes, int d, void *src, const 
 }
 
 // the complex passes over dims[0 .. count - 1] of out (sizes, contiguous), the first reading
-// src (strides, when not NULL) and the others out in place; the last one scaled
+// src (strides, when not NULL) and the others out in place; the last one scaled, and writing
+// the result when `last`
 static mt_status
 complex_passes(const mt_fft_plan *p, int count, const mt_tensor *src, const int64_t *sizes,
-               char *out, bool inverse, double scale, bool dbl)
+               char *out, bool inverse, double scale, bool dbl, bool last)
 {
     int64_t cstr[MT_MAX_DIMS];
     contiguous_strides(p->ndim, sizes, cstr);
     mt_status st = MT_OK;
     for (int k = 0; k < count && st == MT_OK; k++) {
-        fft_pass ps = {.kind = FFT_C2C, .inverse = inverse, .scale = k == count - 1 ? scale : 1};
+        fft_pass ps = {.kind = FFT_C2C,
+                       .inverse = inverse,
+                       .scale = k == count - 1 ? scale : 1,
+                       .last = last && k == count - 1};
         const bool first = k == 0 && src != NULL;
         set_lines(&ps, p->ndim, sizes, p->dims[k], first ? mt_tensor_data(src) : out,
                   first ? src->strides : cstr, 2, out, cstr, 2);
@@ -372,7 +398,7 @@ mt_cpu__fft_c2c(mt_args *a)
 {
     const mt_fft_plan *p = &a->plan->fft;
     return complex_passes(p, p->ndims, a->t[0], p->sizes, mt_tensor_data(a->out[0]), !a->b[0],
-                          p->scale, p->dt == MT_COMPLEX128);
+                          p->scale, p->dt == MT_COMPLEX128, true);
 }
 
 // self (*) real -> out (*) complex: the forward transform; onesided keeps n/2 + 1 along the
@@ -392,11 +418,15 @@ mt_cpu__fft_r2c(mt_args *a)
     int64_t cstr[MT_MAX_DIMS];
     contiguous_strides(p->ndim, p->sizes, cstr);
     const double last = p->ndims == 1 ? p->scale : 1;
-    fft_pass ps = {.kind = FFT_R2C, .scale = last, .n = self->sizes[h], .kept = p->sizes[h]};
+    fft_pass ps = {.kind = FFT_R2C,
+                   .last = p->ndims == 1,
+                   .scale = last,
+                   .n = self->sizes[h],
+                   .kept = p->sizes[h]};
     set_lines(&ps, p->ndim, p->sizes, h, mt_tensor_data(self), self->strides, 1, o, cstr, 2);
     mt_status st = run_pass(&ps, dbl);
     if (st == MT_OK) {
-        st = complex_passes(p, p->ndims - 1, NULL, p->sizes, o, false, p->scale, dbl);
+        st = complex_passes(p, p->ndims - 1, NULL, p->sizes, o, false, p->scale, dbl, true);
     }
     return st;
 }
@@ -431,9 +461,10 @@ mt_cpu__fft_c2r(mt_args *a)
             return mt_fail(MT_ENOMEM, "out of memory for an FFT of %lld elements",
                            (long long)wnumel);
         }
-        st = complex_passes(p, p->ndims - 1, self, wsizes, w, true, 1, dbl);
+        st = complex_passes(p, p->ndims - 1, self, wsizes, w, true, 1, dbl, false);
     }
-    fft_pass ps = {.kind = FFT_C2R, .inverse = true, .scale = p->scale, .n = N, .have = have};
+    fft_pass ps = {
+        .kind = FFT_C2R, .inverse = true, .last = true, .scale = p->scale, .n = N, .have = have};
     if (w != NULL) {
         set_lines(&ps, p->ndim, p->sizes, h, w, wstr, 2, mt_tensor_data(out), ostr, 1);
     } else {

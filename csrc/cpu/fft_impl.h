@@ -473,7 +473,7 @@ typedef R F(vhalf) __attribute__((vector_size(L / 2 * sizeof(R)), aligned(sizeof
             t[i + (K)] = __builtin_shufflevector(lo, hi, LANES(FFT_THI, W, K)); \
         }                                                                       \
     }
-#define FFT_SUBTILES(V, W, LANES)                                 \
+#define FFT_SUBTILES(V, W, LANES, STORE)                          \
     for (int r0 = 0; r0 < L; r0 += (W)) {                         \
         for (int c0 = 0; c0 < L; c0 += (W)) {                     \
             V t[(W)];                                             \
@@ -486,7 +486,7 @@ typedef R F(vhalf) __attribute__((vector_size(L / 2 * sizeof(R)), aligned(sizeof
             FFT_ROUND(t, W, 8, LANES)                             \
             for (int i = 0; i < (W); i++) {                       \
                 const V v = t[i] * scale;                         \
-                memcpy(to[c0 + i] + to_ + r0, &v, sizeof(V));     \
+                STORE(to[c0 + i] + to_ + r0, v);                  \
             }                                                     \
         }                                                         \
     }
@@ -495,9 +495,9 @@ FFT_INLINE void
 F(tile)(const R *const *from, int64_t fo, R *const *to, int64_t to_, R scale, int bytes)
 {
     if (bytes == (int)sizeof(F(vrow))) {
-        FFT_SUBTILES(F(vrow), L, FFT_ROW_W)
+        FFT_SUBTILES(F(vrow), L, FFT_ROW_W, FFT_STORE)
     } else if (bytes == (int)sizeof(F(vhalf))) {
-        FFT_SUBTILES(F(vhalf), L / 2, FFT_ROW_H)
+        FFT_SUBTILES(F(vhalf), L / 2, FFT_ROW_H, FFT_STORE)
     } else {
         for (int c = 0; c < L; c++) {
             for (int r = 0; r < L; r++) {
@@ -507,26 +507,41 @@ F(tile)(const R *const *from, int64_t fo, R *const *to, int64_t to_, R scale, in
     }
 }
 
+// the L x L tile of scatter (F(tile)'s, whole AVX-512 vectors) whose stores stream to memory,
+// to 64-byte aligned rows (where FFT_STREAMS is 0, F(streams) never picks it: F(tile) then)
+#if FFT_STREAMS
+__attribute__((target("avx512f"))) static void
+F(tile_stream)(const R *const *from, int64_t fo, R *const *to, int64_t to_, R scale)
+{
+    FFT_SUBTILES(F(vrow), L, FFT_ROW_W, FFT_STREAM);
+}
+#else
+FFT_INLINE void
+F(tile_stream)(const R *const *from, int64_t fo, R *const *to, int64_t to_, R scale)
+{
+    F(tile)(from, fo, to, to_, scale, 0);
+}
+#endif
+
 #undef FFT_SUBTILES
 #undef FFT_ROUND
 
-// asks for the cache lines of the next block's L lines of `reals` each (at line[b] + d reals,
-// d = L times the step between this block's lines: right while the lines go on evenly, and
-// harmless where not, as a prefetch never faults), to be written or read: moving a block
-// waits for memory, and the next block's is then in cache (at (20, 32, 64, 64), rfft and irfft
-// along the last dim took 1.3x and 1.4x of the time they take so)
+// asks for the cache line at reals c of each of the L lines of the block FFT_AHEAD blocks on
+// (at line[b] + c + d, d = FFT_AHEAD L times the step between this block's lines: right while
+// the lines go on evenly, and harmless where not, as a prefetch never faults), to be written or
+// read. The tiles of gather and scatter ask for the line they move, so the requests are spread
+// over the block's work (the whole block's at once, 128 cache lines, had the core wait at the
+// prefetches for the memory system's few outstanding misses, and moving blocks waited as long)
 FFT_INLINE void
-F(prefetch_next)(const R *const *line, int64_t reals, bool write)
+F(prefetch_ahead)(const R *const *line, int64_t c, bool write)
 {
-    const intptr_t d = L * (intptr_t)sizeof(R) * (line[1] - line[0]);
+    const intptr_t d = FFT_AHEAD * L * (intptr_t)sizeof(R) * (line[1] - line[0]);
     for (int b = 0; b < L; b++) {
-        for (int64_t c = 0; c < reals; c += 64 / (int64_t)sizeof(R)) {
-            const void *next = (const void *)((uintptr_t)(line[b] + c) + (uintptr_t)d);
-            if (write) {
-                __builtin_prefetch(next, 1);
-            } else {
-                __builtin_prefetch(next, 0);
-            }
+        const void *next = (const void *)((uintptr_t)(line[b] + c) + (uintptr_t)d);
+        if (write) {
+            __builtin_prefetch(next, 1);
+        } else {
+            __builtin_prefetch(next, 0);
         }
     }
 }
@@ -541,7 +556,6 @@ F(gather)(R *restrict blk, const R *const *line, int cnt, int64_t n, int64_t es,
     }
     const int64_t sp = io == 1 ? 2 : 1;
     if (cnt == L && es == 2 && io == 1 && F(run_end)(line, 0, cnt, sp) == 1) {
-        F(prefetch_next)(line, 2 * n, false);
         const int bytes = tile_bytes();
         R *rows[L]; /* the block's element 0 as L rows of L reals */
         for (int b = 0; b < L; b++) {
@@ -549,7 +563,11 @@ F(gather)(R *restrict blk, const R *const *line, int cnt, int64_t n, int64_t es,
         }
         int64_t j = 0;
         for (; j + L / 2 <= n; j += L / 2) { /* L / 2 elements of each line: an L x L tile */
+            F(prefetch_ahead)(line, 2 * j, false);
             F(tile)(line, 2 * j, rows, 2 * L * j, 1, bytes);
+        }
+        if (j < n) {
+            F(prefetch_ahead)(line, 2 * j, false);
         }
         for (; j < n; j++) {
             for (int b = 0; b < L; b++) {
@@ -570,23 +588,44 @@ F(gather)(R *restrict blk, const R *const *line, int cnt, int64_t n, int64_t es,
     }
 }
 
+// whether the tiles of the L lines stream past the caches (F(tile_stream)): asked for, with
+// AVX-512 vectors, and every line 64-byte aligned
+FFT_INLINE bool
+F(streams)(R *const *line, bool stream, int bytes)
+{
+    bool ok = FFT_STREAMS && stream && bytes == 64 && (int)sizeof(F(vrow)) == 64;
+    for (int b = 0; b < L && ok; b++) {
+        ok = (uintptr_t)line[b] % 64 == 0;
+    }
+    return ok;
+}
+
 // lanes b < cnt of blk: element j (< n) to line[b] + j * es, its imaginary part io further
-// (io < 0: its real part only), times scale; the ways of gather, the other way
+// (io < 0: its real part only), times scale; the ways of gather, the other way; the tiles
+// stream past the caches where they can when `stream`
 FFT_INLINE void
 F(scatter)(const R *restrict blk, R *const *line, int cnt, int64_t n, int64_t es, int64_t io,
-           R scale)
+           R scale, bool stream)
 {
     const int64_t sp = io == 1 ? 2 : 1;
     if (cnt == L && es == 2 && io == 1 && F(run_end)((const R *const *)line, 0, cnt, sp) == 1) {
-        F(prefetch_next)((const R *const *)line, 2 * n, true);
         const int bytes = tile_bytes();
+        const bool nt = F(streams)(line, stream, bytes);
         const R *rows[L];
         for (int b = 0; b < L; b++) {
             rows[b] = blk + L * b;
         }
         int64_t j = 0;
         for (; j + L / 2 <= n; j += L / 2) {
+            if (nt) {
+                F(tile_stream)(rows, 2 * L * j, line, 2 * j, scale);
+                continue;
+            }
+            F(prefetch_ahead)((const R *const *)line, 2 * j, true);
             F(tile)(rows, 2 * L * j, line, 2 * j, scale, bytes);
+        }
+        if (j < n) {
+            F(prefetch_ahead)((const R *const *)line, 2 * j, true);
         }
         for (; j < n; j++) {
             for (int b = 0; b < L; b++) {
@@ -738,11 +777,13 @@ F(line_starts)(const fft_pass *ps, int64_t l0, int cnt, const R **src, R **dst)
 }
 
 // blk, scratch (room blocks, and scratch at least the plan's) <- a block of lines, transformed
-// (in either) -> their results; the shape of the pass
+// (in either) -> their results (streamed past the caches where they can, when `stream`); the
+// shape of the pass
 // (c2c; r2c and c2r of even n through the complex transform of n / 2 pairs, of odd n through
 // the full complex one) decides the reading and the writing
 MT_SIMD_CLONES static void
-F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, int cnt)
+F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, int cnt,
+         bool stream)
 {
     const R *src[L] = {NULL};
     R *dst[L];
@@ -772,16 +813,16 @@ F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, 
         F(conj_block)(blk, p->n);
     }
     if (ps->kind == FFT_C2C) {
-        F(scatter)(blk, dst, cnt, n, ps->d_es, 1, scale);
+        F(scatter)(blk, dst, cnt, n, ps->d_es, 1, scale, stream);
     } else if (ps->kind == FFT_R2C) {
         if (even) {
             F(unpack_real)(blk, L, p->half, n, ps->kept);
         }
-        F(scatter)(blk, dst, cnt, ps->kept, ps->d_es, 1, scale);
+        F(scatter)(blk, dst, cnt, ps->kept, ps->d_es, 1, scale, stream);
     } else if (even) {
-        F(scatter)(blk, dst, cnt, h, 2 * ps->d_es, ps->d_es, scale);
+        F(scatter)(blk, dst, cnt, h, 2 * ps->d_es, ps->d_es, scale, stream);
     } else {
-        F(scatter)(blk, dst, cnt, n, ps->d_es, -1, scale);
+        F(scatter)(blk, dst, cnt, n, ps->d_es, -1, scale, stream);
     }
 }
 
@@ -801,12 +842,28 @@ F(block_pass)(const fft_pass *ps, const F(plan) * p)
     if (bufs == NULL) {
         return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)ps->n);
     }
-#pragma omp parallel for num_threads(parts) schedule(static)
-    for (int64_t k = 0; k < blocks; k++) {
-        R *blk = bufs + 2 * L * per * (size_t)omp_get_thread_num();
-        const int64_t l0 = inner > 1 ? k / per_row * inner + k % per_row * L : k * L;
-        const int64_t end = inner > 1 ? (k / per_row + 1) * inner : ps->lines;
-        F(block)(ps, p, blk, blk + 2 * L * room, l0, end - l0 < L ? (int)(end - l0) : L);
+    /* the reals of the result: past FFT_STREAM_BYTES they would not stay in cache anyway; not
+     * in place, where the lines just read are in cache and a store to them costs no read */
+    const int64_t out_reals = ps->lines * (ps->kind == FFT_C2C   ? 2 * ps->n
+                                           : ps->kind == FFT_R2C ? 2 * ps->kept
+                                                                 : ps->n);
+    const bool stream = FFT_STREAMS && ps->last && ps->src != ps->dst &&
+                        out_reals * (int64_t)sizeof(R) >= FFT_STREAM_BYTES;
+#pragma omp parallel num_threads(parts)
+    {
+#pragma omp for schedule(static)
+        for (int64_t k = 0; k < blocks; k++) {
+            R *blk = bufs + 2 * L * per * (size_t)omp_get_thread_num();
+            const int64_t l0 = inner > 1 ? k / per_row * inner + k % per_row * L : k * L;
+            const int64_t end = inner > 1 ? (k / per_row + 1) * inner : ps->lines;
+            F(block)(ps, p, blk, blk + 2 * L * room, l0, end - l0 < L ? (int)(end - l0) : L,
+                     stream);
+        }
+#if FFT_STREAMS
+        if (stream) { /* the streamed stores ordered before what follows the pass */
+            _mm_sfence();
+        }
+#endif
     }
     free(bufs);
     return MT_OK;

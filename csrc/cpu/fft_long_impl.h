@@ -36,7 +36,7 @@ F(columns)(const F(plan) * p, const R *src, int64_t s_es, int64_t s_io, bool inv
             e[L + b] = er * w[2 * b + 1] + ei * w[2 * b];
         }
     }
-    F(scatter)(blk, to, cnt, n1, 2 * n2, 1, 1);
+    F(scatter)(blk, to, cnt, n1, 2 * n2, 1, 1, false);
 }
 
 // the second half for rows r .. r + cnt - 1 of t: each transformed, element k2 of row k1 to
@@ -57,7 +57,7 @@ F(rows)(const F(plan) * p, const R *t, R *dst, int64_t d_es, int64_t d_io, bool 
     if (inverse) {
         F(conj_block)(blk, n2);
     }
-    F(scatter)(blk, to, cnt, n2, n1 * d_es, d_io, scale);
+    F(scatter)(blk, to, cnt, n2, n1 * d_es, d_io, scale, false);
 }
 
 // one line, n = n1 n2 (p->p1, p->p2): src (element j at src + j s_es, its imaginary part s_io

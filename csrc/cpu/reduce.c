@@ -686,12 +686,15 @@ EXP_SUM_LOOP(exp_sum_f64, double)
 
 // acc, x, c as above; acc += exp(x - c): a contiguous float run about one centre (a row of
 // logsumexp along the last dim) takes vmath.h's vectorised exp in float (libm's exp in double,
-// a call per element, took 3.3-3.8x PyTorch's time on rows of 512), summed in double
+// a call per element, took 3.3-3.8x PyTorch's time on rows of 512), summed in double; so does
+// a contiguous run across the kept dims, each element with its own sum and centre (a row of
+// x over the first dim of a row-major matrix: the sums of its columns; libm's exp took 2.7x
+// PyTorch's time for (1024, 1024) over dim 0)
 MT_SIMD_CLONES static void
 exp_sum_f32(char **data, const int64_t *strides, int64_t n, void *ctx)
 {
+    const float *xs = (const float *)data[1];
     if (strides[0] == 0 && strides[1] == sizeof(float) && strides[2] == 0) {
-        const float *xs = (const float *)data[1];
         const float c = (float)*(const double *)data[2]; /* a float's max, or 0: exact */
         double s = 0;
 #pragma omp simd reduction(+ : s)
@@ -699,6 +702,16 @@ exp_sum_f32(char **data, const int64_t *strides, int64_t n, void *ctx)
             s += mt_vexp_f32(xs[i] - c);
         }
         *(double *)data[0] += s;
+        return;
+    }
+    if (strides[0] == sizeof(double) && strides[1] == sizeof(float) &&
+        strides[2] == sizeof(double)) {
+        double *restrict acc = (double *)data[0];
+        const double *cs = (const double *)data[2];
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            acc[i] += mt_vexp_f32(xs[i] - (float)cs[i]);
+        }
         return;
     }
     exp_sum_f32_strided(data, strides, n, ctx);

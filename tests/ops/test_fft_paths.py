@@ -198,3 +198,28 @@ def test_plan_cache_evicts_and_reuses():
         np.testing.assert_allclose(_np(minitorch.fft.fft(minitorch.tensor(x))), np.fft.fft(x), atol=1e-12)
         np.testing.assert_allclose(_np(minitorch.fft.rfft(minitorch.tensor(x.astype(np.float32)))),
                                    np.fft.rfft(x.astype(np.float32)), atol=2e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("lines, n", [(32768, 64), (32771, 72), (33000, 60), (16384, 128)])
+def test_large_results_stream_past_the_caches(threads, lines, n):
+    """A result of 16 MiB or more, written by an out-of-place last pass, goes by non-temporal
+    stores (AVX-512, whole tiles of 64-byte aligned lines): fft/ifft with each norm, complex64
+    and complex128, rfft with 64 kept entries a line, irfft; lines of 60 (not aligned) and a
+    partial last block take the cached stores beside them; fft2's in-place last pass does not
+    stream. Each against PyTorch's error and NumPy's float64 transform."""
+    saved = minitorch.get_num_threads()
+    c = _signal((lines, n), True, n)
+    try:
+        minitorch.set_num_threads(threads)
+        for norm in NORMS:
+            _compare("fft", c, norm=norm)
+        _compare("ifft", c, "sliced", norm="ortho")
+        _compare("fft2", c[:2048])
+        _compare("rfft", _signal((lines, 2 * n - 2), False, n + 1))
+        _compare("irfft", _signal((2 * lines, n // 2 + 1), True, n + 2), n=n, norm="forward")
+        z = c[: lines // 2].astype(np.complex128)
+        np.testing.assert_allclose(_np(minitorch.fft.fft(minitorch.tensor(z))), np.fft.fft(z),
+                                   atol=1e-13 * np.log2(n) * np.sqrt(n), rtol=0)
+    finally:
+        minitorch.set_num_threads(saved)

@@ -296,6 +296,29 @@ def test_logsumexp_rows(threads):
     check(lambda m, x: x.logsumexp(1), lambda x: _logsumexp(x, 1), [b], atol=1e-5, rtol=1e-6)
 
 
+@pytest.mark.parametrize("n", (1, 15, 16, 17, 65, 1000))
+def test_logsumexp_over_the_first_dim(threads, n):
+    """A reduced outer dim: rows of x into each column's sum of exp about its max, NaN, infinities
+    and columns of -inf among them; and over every dim."""
+    a = (rng(n).standard_normal((9, n)) * 30).astype(np.float32)
+    a[1, ::3], a[4, 1::5], a[6, 2::7] = np.nan, np.inf, -np.inf
+    a[:, 3::11] = -np.inf  # whole columns of -inf: -inf
+    a[:, 4::13] = 1e30  # large magnitudes about their own max
+    for layout in LAYOUTS:
+        check(lambda m, x: x.logsumexp(0), lambda x: _logsumexp(x, 0), [a], layout=layout, atol=1e-5,
+              rtol=1e-6)
+        check(lambda m, x: m.logsumexp(x, (0, 1), True), lambda x: _logsumexp(x[None, None], (2, 3)), [a[[0, 2]]],
+              layout=layout, atol=1e-5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(1024, 1024), (4096, 300)])
+def test_logsumexp_over_the_first_dim_is_as_accurate_as_pytorch(threads, shape):
+    a = (rng(shape[1]).standard_normal(shape) * 10).astype(np.float32)
+    for dim in (0, 1, (0, 1)):
+        ref = _logsumexp(a.astype(np.float64), dim)
+        no_worse_than_torch(lambda lib, x: lib.logsumexp(x, dim), a, ref)
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_logsumexp_gradients(threads, layout):
     a = rng().standard_normal((3, 70)).astype(np.float32)
