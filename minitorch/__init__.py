@@ -148,7 +148,7 @@ def split(tensor, split_size_or_sections, dim=0) -> "tuple":
     return tensor.split(split_size_or_sections, dim)
 
 
-from ._random import binomial, normal, randint, randint_like  # noqa: E402
+from ._random import normal, randint, randint_like  # noqa: E402
 from .functional import broadcast_shapes, broadcast_tensors, einsum, norm  # noqa: E402
 from .functional import atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, cdist  # noqa: E402
 from .functional import lu, meshgrid, tensordot  # noqa: E402
