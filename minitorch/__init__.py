@@ -223,6 +223,13 @@ from .nn._ctc import ctc_loss_op as ctc_loss  # noqa: E402
 from .autograd.anomaly_mode import (  # noqa: E402
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
 )
+
+
+class AcceleratorError(RuntimeError):
+    """Exception raised while executing on device"""
+
+
+_C._set_accelerator_error(AcceleratorError)  # a failed CUDA call (PyTorch's C10_CUDA_CHECK)
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
 OutOfMemoryError = cuda.OutOfMemoryError  # torch.OutOfMemoryError is the CUDA allocator's error
 from ._stream import Event, Stream  # noqa: E402
