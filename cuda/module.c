@@ -16,10 +16,19 @@
 #include "cuda/ops.h"
 #include "cuda/profile.h"
 
+/* The recorded failure: a failed CUDA call's ("CUDA error: ...", mt_cuda_check's and the
+ * device-side asserts') as PyTorch's C10_CUDA_CHECK raises it, a minitorch.AcceleratorError;
+ * the others (no device, a bad argument) a RuntimeError, as PyTorch's */
 static PyObject *
 raise_status(void)
 {
-    PyErr_SetString(PyExc_RuntimeError, mt_last_error());
+    const bool cuda_call = strncmp(mt_last_error(), "CUDA error: ", 12) == 0;
+    PyObject *m = cuda_call ? PyImport_ImportModule("minitorch") : NULL;
+    PyObject *cls = m ? PyObject_GetAttrString(m, "AcceleratorError") : NULL;
+    PyErr_Clear();
+    PyErr_SetString(cls ? cls : PyExc_RuntimeError, mt_last_error());
+    Py_XDECREF(cls);
+    Py_XDECREF(m);
     return NULL;
 }
 

@@ -133,8 +133,8 @@ mt_status
 mt_cuda_lazy_init(void)
 {
     const char *why = mt_cuda_unavailable_reason();
-    if (why) {
-        return mt_fail(MT_ECUDA, "%s", why);
+    if (why) { /* PyTorch's lazy init raises a RuntimeError, no AcceleratorError */
+        return mt_fail(MT_ERUNTIME, "%s", why);
     }
     return MT_OK;
 }

@@ -148,7 +148,7 @@ def split(tensor, split_size_or_sections, dim=0) -> "tuple":
     return tensor.split(split_size_or_sections, dim)
 
 
-from ._random import binomial, normal, randint, randint_like  # noqa: E402
+from ._random import normal, randint, randint_like  # noqa: E402
 from .functional import broadcast_shapes, broadcast_tensors, einsum, norm  # noqa: E402
 from .functional import atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, cdist  # noqa: E402
 from .functional import lu, meshgrid, tensordot  # noqa: E402
@@ -223,6 +223,13 @@ from .nn._ctc import ctc_loss_op as ctc_loss  # noqa: E402
 from .autograd.anomaly_mode import (  # noqa: E402
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
 )
+
+
+class AcceleratorError(RuntimeError):
+    """Exception raised while executing on device"""
+
+
+_C._set_accelerator_error(AcceleratorError)  # a failed CUDA call (PyTorch's C10_CUDA_CHECK)
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
 OutOfMemoryError = cuda.OutOfMemoryError  # torch.OutOfMemoryError is the CUDA allocator's error
 from ._stream import Event, Stream  # noqa: E402

@@ -122,11 +122,23 @@ obeys_layout(const mt_tensor *grad, const mt_tensor *leaf)
     return true;
 }
 
-/* leaf.grad += grad, or = grad (takes the reference). */
+/* leaf.grad += grad, or = grad (takes the reference), grad first cast to the leaf's grad_dtype
+ * where one is set (Tensor.grad_dtype) */
 static mt_status
 accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
 {
     mt_status st = MT_OK;
+    const int want = leaf->grad_dtype - 1; /* -1: the leaf's own (grad is in it already) */
+    if (want >= 0 && want < MT_NUM_DTYPES && grad->dtype != (mt_dtype)want &&
+        !mt_is_sparse_grad(grad)) {
+        mt_tensor *c = NULL;
+        st = mt_op__to_copy(grad, (mt_dtype)want, mt_tensor_device(grad), &c);
+        mt_tensor_release(grad);
+        if (st) {
+            return st;
+        }
+        grad = c;
+    }
     if (mt_is_sparse_grad(grad) || (leaf->grad && mt_is_sparse_grad(leaf->grad))) {
         if (leaf->grad == NULL && (st = mt_sparse_grad_own(&grad)) != MT_OK) {
             mt_tensor_release(grad);

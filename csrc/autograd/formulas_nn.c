@@ -44,7 +44,10 @@ mt_grad_conv2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
                                                  padding->n, padding->v, dilation->n, dilation->v,
                                                  groups, &gi[1]);
     }
-    if (s.st == MT_OK && wants(n, 2)) {
+    if (s.st == MT_OK && wants(n, 2) && in->sizes[in->ndim - 3] == 0) {
+        /* zero input channels made no output channels: a zero gradient for each bias */
+        s.st = mt_op_zeros(1, &wm->sizes[0], g[0]->dtype, mt_tensor_device(g[0]), false, &gi[2]);
+    } else if (s.st == MT_OK && wants(n, 2)) {
         static const int64_t batched[3] = {0, 2, 3}, unbatched[2] = {1, 2};
         s.st = in->ndim == 4 ? mt_op_sum(g[0], 3, batched, false, -1, &gi[2])
                              : mt_op_sum(g[0], 2, unbatched, false, -1, &gi[2]);

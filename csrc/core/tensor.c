@@ -576,7 +576,7 @@ mt_check_scalar_fits(mt_scalar v, mt_dtype dt)
         bool ok = v.type == MT_FLOAT64 ? (v.v.f >= (double)ilo && v.v.f <= (double)ihi)
                   : v.type == MT_INT64
                       ? (v.v.i <= ihi && (v.v.i >= ilo || (ilo == 0 && v.v.i >= -ihi)))
-                      : true;
+                      : v.type != MT_UINT64; /* from 2^63 on: above every bound */
         if (!ok) {
             return mt_fail(MT_ERUNTIME, "value cannot be converted to type %s without overflow",
                            name);
@@ -601,7 +601,7 @@ mt_check_scalar_fits(mt_scalar v, mt_dtype dt)
     }
     bool ok = v.type == MT_INT64 ? (dt == MT_INT64 || (v.v.i >= INT32_MIN && v.v.i <= INT32_MAX))
               : v.type == MT_FLOAT64 ? (v.v.f >= lo && v.v.f < hi) /* false for NaN */
-                                     : true;
+                                     : v.type != MT_UINT64; /* from 2^63 on: above hi */
     if (!ok) {
         return mt_fail(MT_ERUNTIME, "value cannot be converted to type %s without overflow",
                        dt == MT_INT64 ? "int64_t" : "int");

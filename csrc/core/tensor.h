@@ -83,6 +83,9 @@ typedef struct mt_tensor {
     struct mt_node *grad_fn;
     int output_nr;
     bool retains_grad;
+    /* a leaf's Tensor.grad_dtype: 0 its own dtype (the default), MT_GRAD_DTYPE_ANY (None: a
+     * gradient of any dtype may be assigned), else 1 + the dtype its gradients are cast to */
+    uint8_t grad_dtype;
     struct mt_node *grad_acc;
     /* a leaf's gradient hooks (autograd/autograd.h), owned; a non-leaf's are its grad_fn's */
     struct mt_hook *hooks;
@@ -92,6 +95,8 @@ typedef struct mt_tensor {
     struct mt_tensor *sparse_indices;
     bool sparse_coalesced; /* its indices are sorted and unique */
 } mt_tensor;
+
+#define MT_GRAD_DTYPE_ANY 255 /* mt_tensor.grad_dtype for None */
 
 /* How a view was made, which decides whether autograd lets it (or its base) be modified in
  * place (PyTorch's CreationMeta). */

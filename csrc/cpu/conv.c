@@ -345,7 +345,7 @@ mt_cpu_conv2d(mt_args *a)
         return mt_fail_not_implemented(dilated ? "slow_conv_dilated<>" : "slow_conv2d_cpu", "", dt);
     }
     mt_status st = mt_cpu_conv_fits_blas(&g);
-    if (st) {
+    if (st || mt_tensor_numel(out) == 0) {
         return st;
     }
     /* channels-last float32 (the stated layout): the NHWC kernels, with no copy into NCHW */
@@ -466,7 +466,7 @@ mt_cpu_conv3d(mt_args *a)
     }
     const conv_geom flat = mt_cpu_conv3_flat(g);
     mt_status st = mt_cpu_conv_fits_blas(&flat);
-    if (st) {
+    if (st || mt_tensor_numel(out) == 0) {
         return st;
     }
     /* channels-last-3d float32 (the stated layout): the NDHWC kernel, with no copy into NCDHW,

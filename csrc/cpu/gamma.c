@@ -1,7 +1,7 @@
-/* The CPU kernels of the gamma and Dirichlet draws and of their reparameterised gradients:
- * _standard_gamma, _sample_dirichlet, _standard_gamma_grad, _dirichlet_grad. PyTorch's CPU
- * algorithms (ATen/native/Distributions.cpp and .h: sample_gamma, standard_gamma_grad_one,
- * dirichlet_grad_one) on PyTorch's stream (cpu/random.h), so a seed gives PyTorch's draws. The
+/* The CPU kernels of the gamma, Dirichlet and binomial draws and of the reparameterised
+ * gradients: _standard_gamma, _sample_dirichlet, binomial, _standard_gamma_grad, _dirichlet_grad.
+ * PyTorch's CPU algorithms (ATen/native/Distributions.cpp and .h: sample_gamma, sample_binomial,
+ * standard_gamma_grad_one, dirichlet_grad_one) on PyTorch's stream (cpu/random.h), so a seed gives PyTorch's draws. The
  * checks are the front ends' (ops/distributions.c). */
 #include <float.h>
 #include <stdbool.h>
@@ -75,6 +75,23 @@ static const double dirichlet_c[2][3][3][4] = {
       {0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05},
       {-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06}}},
 };
+
+/* ATen's stirling_approx_tail<double>: log(k!) less its Stirling approximation, tabulated below
+ * 10 */
+static double
+stirling_approx_tail(double k)
+{
+    static const double tail[10] = {
+        0.0810614667953272,  0.0413406959554092,  0.0276779256849983, 0.02079067210376509,
+        0.0166446911898211,  0.0138761288230707,  0.0118967099458917, 0.0104112652619720,
+        0.00925546218271273, 0.00833056343336287,
+    };
+    if (k < 10) {
+        return tail[(size_t)k];
+    }
+    const double kp1sq = (k + 1) * (k + 1);
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1);
+}
 
 #define GAMMA_T double
 #define GAMMA_NAME(f) f##_f64
@@ -204,6 +221,38 @@ mt_cpu__standard_gamma(mt_args *a)
     }
     mt_generator_unlock(g);
     return finish(in, 1, MT_OK);
+}
+
+// count, prob (broadcast to the result's shape); out (contiguous) = a binomial draw of each pair,
+// in out's order (ATen's _s_binomial_cpu: a serial loop over a new output)
+mt_status
+mt_cpu_binomial(mt_args *a)
+{
+    mt_tensor *out = a->out[0], *in[2] = {NULL, NULL};
+    mt_generator *g;
+    mt_status st = mt_generator_for(a->gen, MT_DEVICE_CPU, &g);
+    if (st || (st = operands(a, 2, in))) {
+        return finish(in, 2, st);
+    }
+    int64_t n = mt_tensor_numel(out);
+    mt_generator_lock(g);
+    if (out->dtype == MT_FLOAT32) {
+        const float *count = (const float *)mt_tensor_data(in[0]);
+        const float *prob = (const float *)mt_tensor_data(in[1]);
+        float *o = (float *)mt_tensor_data(out);
+        for (int64_t i = 0; i < n; i++) {
+            o[i] = sample_binomial_f32(count[i], prob[i], g);
+        }
+    } else {
+        const double *count = (const double *)mt_tensor_data(in[0]);
+        const double *prob = (const double *)mt_tensor_data(in[1]);
+        double *o = (double *)mt_tensor_data(out);
+        for (int64_t i = 0; i < n; i++) {
+            o[i] = sample_binomial_f64(count[i], prob[i], g);
+        }
+    }
+    mt_generator_unlock(g);
+    return finish(in, 2, MT_OK);
 }
 
 /* PyTorch's CPU sum of a contiguous row of doubles (SumKernel.cpp's vectorized_inner_sum over

@@ -1,8 +1,8 @@
-/* The gamma sampler and the reparameterised gradients of csrc/cpu/gamma.c for one scalar type
- * T (ATen's scalar_t; accscalar_t is double), instantiated there for double then float with
- * GAMMA_T and GAMMA_NAME(f) set. <tgmath.h> picks each function's float or double version from
- * its arguments, as C++'s std:: overloads do in ATen's Distributions.h, so the values are
- * PyTorch's to the bit. Included by gamma.c only. */
+/* The gamma and binomial samplers and the reparameterised gradients of csrc/cpu/gamma.c for one
+ * scalar type T (ATen's scalar_t; accscalar_t is double), instantiated there for double then
+ * float with GAMMA_T and GAMMA_NAME(f) set. <tgmath.h> picks each function's float or double
+ * version from its arguments, as C++'s std:: overloads do in ATen's Distributions.h, so the
+ * values are PyTorch's to the bit. Included by gamma.c only. */
 #define T GAMMA_T
 #define F GAMMA_NAME
 
@@ -148,6 +148,89 @@ F(dirichlet_grad_one)(T x, T alpha, T total)
     }
     const double approx = x_ * (F(digamma_one)((T)total_) - F(digamma_one)((T)alpha_)) / beta_;
     return (T)(p / q * approx);
+}
+
+/* ATen's binomial_inversion<T, double>: the count of geometric waiting times (in trials, from
+ * uniforms) that fit in count trials; for count * prob below 10 */
+static T
+F(binomial_inversion)(T count, T prob, mt_generator *g)
+{
+    double geom_sum = 0;
+    T num_geom = 0;
+    const double logprob = log1p(-prob);
+    for (;;) {
+        const double geom = ceil(log(mt_draw_uniform_f64(g)) / logprob);
+        geom_sum += geom;
+        if (geom_sum > count) {
+            return num_geom;
+        }
+        num_geom = num_geom + 1;
+    }
+}
+
+/* ATen's btrs<T, double>: Hoermann's transformed rejection with squeeze ("The generation of
+ * binomial random variates", 1993), prob at most 0.5, count * prob from 10 on. As ATen's (after
+ * TensorFlow's), the test outside the box compares log(V * alpha / ...) with the log of the
+ * ratio of probabilities, with Stirling tails (stirling_approx_tail, in double). */
+static T
+F(btrs)(T count, T prob, mt_generator *g)
+{
+    const double stddev = sqrt(count * prob * (1 - prob)); /* spq in the paper */
+    const double b = 1.15 + 2.53 * stddev;
+    const double a = -0.0873 + 0.0248 * b + 0.01 * prob;
+    const double c = count * prob + 0.5;
+    const double v_r = 0.92 - 4.2 / b;
+    const double r = prob / (1 - prob);
+    const double alpha = (2.83 + 5.1 / b) * stddev;
+    const double m = floor((count + 1) * prob);
+    for (;;) {
+        const double U = mt_draw_uniform_f64(g) - 0.5;
+        double V = mt_draw_uniform_f64(g);
+        const double us = 0.5 - fabs(U);
+        const T k = (T)floor((2 * a / us + b) * U + c);
+        if (k < 0 || k > count) {
+            continue;
+        }
+        if (us >= 0.07 && V <= v_r) { /* inside the box: accepted at once */
+            return k;
+        }
+        V = log(V * alpha / (a / (us * us) + b));
+        const double upperbound = (m + 0.5) * log((m + 1) / (r * (count - m + 1))) +
+                                  (count + 1) * log((count - m + 1) / (count - k + 1)) +
+                                  (k + 0.5) * log(r * (count - k + 1) / (k + 1)) +
+                                  stirling_approx_tail(m) + stirling_approx_tail(count - m) -
+                                  stirling_approx_tail(k) - stirling_approx_tail(count - k);
+        if (V <= upperbound) {
+            return k;
+        }
+    }
+}
+
+/* ATen's sample_binomial<T, double>: 0 for a count or prob at most 0, count from prob 1 on, NaN
+ * for a NaN prob; else BTRS or inversion on the smaller of prob and 1 - prob. A NaN count with
+ * prob in (0, 1) is NaN here: ATen's inversion never ends on it. */
+static T
+F(sample_binomial)(T count, T prob, mt_generator *g)
+{
+    if (count <= 0.0 || prob <= 0.0) {
+        return 0;
+    }
+    if (prob >= 1.0) {
+        return count;
+    }
+    if (isnan(count)) {
+        return count;
+    }
+    if (prob <= 0.5) {
+        return count * prob >= 10.0 ? F(btrs)(count, prob, g)
+                                    : F(binomial_inversion)(count, prob, g);
+    }
+    if (prob > 0.5) {
+        const T qprob = (T)(1.0 - prob);
+        return count * qprob >= 10.0 ? count - F(btrs)(count, qprob, g)
+                                     : count - F(binomial_inversion)(count, qprob, g);
+    }
+    return (T)NAN;
 }
 
 #undef F

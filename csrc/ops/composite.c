@@ -495,12 +495,13 @@ mt_composite_ones(mt_args *a)
 mt_status
 mt_composite_full(mt_args *a)
 {
-    /* Without a dtype, full takes the fill value's: a bool, int64, the default float or the
-     * complex dtype of the default float. */
+    /* Without a dtype, full takes the fill value's: a bool, int64 (an int from 2^63 on too,
+     * which then does not fit), the default float or the complex dtype of the default float. */
     if (a->dtype < 0) {
         mt_dtype t = a->s[0].type;
         a->dtype = (int)(a->s[0].is_complex ? mt_dtype_to_complex(MT_DEFAULT_FLOAT)
                          : t == MT_FLOAT64  ? MT_DEFAULT_FLOAT
+                         : t == MT_UINT64   ? MT_INT64
                                             : t);
     }
     return factory(a, MT_OP_fill_, a->s[0], mt_scalar_int(0));

@@ -518,7 +518,11 @@ grad_bias:
                 sum_dims[k++] = d;
             }
         }
-        st = mt_op_sum(g, k, sum_dims, false, -1, &gi[2]);
+        /* zero input channels made no output channels: a zero gradient for each bias */
+        const int64_t oc = transposed ? w->sizes[1] * args->i[0] : w->sizes[0];
+        st = g->sizes[g->ndim - dims - 1] != oc
+                 ? mt_op_zeros(1, &oc, g->dtype, mt_tensor_device(g), false, &gi[2])
+                 : mt_op_sum(g, k, sum_dims, false, -1, &gi[2]);
     }
     mt_tensor_release(gf);
     mt_tensor_release(x2);

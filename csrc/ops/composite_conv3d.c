@@ -145,8 +145,8 @@ mt_conv3d_backward(const mt_conv_params *c, mt_tensor *x, mt_tensor *w, mt_tenso
 }
 
 /* A 3-D convolution's result from acc, its values depth-major (N, OD, OC, OH, OW) as split
- * gives the sizes: (N, OC, OD, OH, OW) contiguous, plus bias (OC) if any, without N unless
- * batched. */
+ * gives the sizes: (N, OC, OD, OH, OW) contiguous (an empty one too), plus bias (OC) if any,
+ * without N unless batched. */
 static mt_status
 depth_major_result(mt_tensor *acc, const int64_t *split, mt_tensor *bias, bool batched,
                    mt_tensor **out)
@@ -155,11 +155,17 @@ depth_major_result(mt_tensor *acc, const int64_t *split, mt_tensor *bias, bool b
     mt_tensor *v = NULL, *p = NULL, *b = NULL, *sum = NULL, *res = NULL;
     mt_status st = mt_op_reshape(acc, 5, split, &v);
     st = st ? st : mt_op_permute(v, 5, perm, &p);
-    if (st == MT_OK && bias) {
+    /* no output channel (zero input channels): no bias to add */
+    if (st == MT_OK && bias && p->sizes[1] == bias->sizes[0]) {
         st = mt_op_view(bias, 4, col, &b);
         st = st ? st : mt_op_add(p, b, mt_scalar_int(1), &sum);
     }
-    st = st ? st : mt_op_contiguous(sum ? sum : p, &res);
+    if (st == MT_OK && mt_tensor_numel(p) == 0) {
+        /* row-major too: contiguous() keeps an empty view's strides, reshape makes them so */
+        st = mt_op_reshape(sum ? sum : p, 5, p->sizes, &res);
+    } else {
+        st = st ? st : mt_op_contiguous(sum ? sum : p, &res);
+    }
     if (st == MT_OK && !batched) {
         int64_t zero = 0;
         st = mt_op_squeeze(res, 1, &zero, out);
@@ -233,7 +239,11 @@ mt_front_conv3d(const mt_args *a, mt_plan *p)
                  1;
     }
     p->conv3 = mt_conv3_geom(xs, w->sizes, out, &c);
-    const int64_t sizes[5] = {xs[0], w->sizes[0], out[0], out[1], out[2]};
+    /* zero input channels make zero output channels (PyTorch's Empty backend) */
+    if (xs[1] == 0) {
+        p->conv3.hw.oc = 0;
+    }
+    const int64_t sizes[5] = {xs[0], xs[1] == 0 ? 0 : w->sizes[0], out[0], out[1], out[2]};
     const bool batched = x->ndim == 5;
     return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched,
                                   mt_conv_memory_format(x, w));

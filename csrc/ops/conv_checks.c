@@ -249,6 +249,8 @@ mt_front_conv2d(const mt_args *a, mt_plan *p)
     }
     g->oh = (in_h - k_h) / g->sh + 1;
     g->ow = (in_w - k_w) / g->sw + 1;
+    /* zero input channels make zero output channels (PyTorch's Empty backend): none to compute */
+    g->oc = g->c == 0 ? 0 : g->oc;
     const int64_t sizes[4] = {g->n, g->oc, g->oh, g->ow};
     const bool batched = x->ndim == 4;
     return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched,

@@ -389,6 +389,30 @@ same_dtype(const mt_args *a, int n, const char *name)
     return st;
 }
 
+/* binomial: count and prob floating (ValueErrors, ATen's _s_binomial_cpu), of one dtype
+ * (TensorIterator's check), one the device's kernel takes; the result in their broadcast shape
+ * (ATen resizes its output, count's shape, to it) */
+mt_status
+mt_front_binomial(const mt_args *a, mt_plan *plan)
+{
+    static const char *const names[2] = {"count", "prob"};
+    for (int k = 0; k < 2; k++) {
+        mt_dtype dt = a->t[k]->dtype;
+        if (!mt_dtype_is_float(dt)) {
+            return mt_fail(MT_EVALUE,
+                           "binomial only supports floating-point dtypes for %s, got: %s", names[k],
+                           mt_dtype_scalar_name(dt));
+        }
+    }
+    mt_status st = MT_OK;
+    if (a->t[1]->dtype != a->t[0]->dtype) {
+        st = mt_fail(MT_ERUNTIME, "Found dtype %s but expected %s",
+                     mt_dtype_scalar_name(a->t[1]->dtype), mt_dtype_scalar_name(a->t[0]->dtype));
+    }
+    return draw_output(st ? st : float_only(a->t[0], "binomial_", device_name(a->t[0])), a, plan,
+                       2);
+}
+
 /* _standard_gamma_grad (2 tensors) and _dirichlet_grad (3): MT_FRONTS maps both here */
 mt_status
 mt_front_gamma_grad(const mt_args *a, mt_plan *plan)

@@ -185,7 +185,7 @@ int mt_pool_nd(mt_op op);
     X(_fused_rmsprop_, fused_rmsprop)                                                            \
     /* random draws: distributions.c */                                                         \
     X(bernoulli_, bernoulli_) X(poisson, poisson) X(multinomial, multinomial)                   \
-    X(_standard_gamma, gamma) X(_sample_dirichlet, dirichlet)                                    \
+    X(_standard_gamma, gamma) X(_sample_dirichlet, dirichlet) X(binomial, binomial)              \
     X(_standard_gamma_grad, gamma_grad) X(_dirichlet_grad, gamma_grad)                       \
     /* linear algebra: linalg_fronts.c */                                                        \
     X(linalg_inv_ex, linalg_square) X(linalg_det, linalg_square) X(linalg_slogdet, linalg_square) \

@@ -221,6 +221,16 @@ convert(mt_op op, const mt_py_param *p, int pos, PyObject *o, mt_args *a, unsign
             if (r < 0) {
                 return -1;
             }
+            bool beside_uint64 = false; /* the tensors bound before it */
+            for (int k = 0; k < p->slot; k++) {
+                beside_uint64 = beside_uint64 || (a->t[k] && a->t[k]->dtype == MT_UINT64);
+            }
+            if (s.type == MT_UINT64 && !beside_uint64) {
+                /* an int from 2^63 on: a uint64 number beside a uint64 tensor, else a float
+                 * one, which meets any tensor (a uint64 one would stop at the shell dtypes'
+                 * rule, dispatch/shell.c) */
+                s = mt_scalar_float(mt_scalar_to_double(s));
+            }
             mt_status st = mt_tensor_scalar(s, s.type, &a->t[p->slot]);
             if (st) {
                 mt_py_raise(st);

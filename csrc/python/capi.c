@@ -1,5 +1,5 @@
 /* The C API capsule minitorch._C._C_API (capi/capi.h) and the hooks a plug-in's Python side
- * needs (the class of out-of-memory errors). The table is static: it lives as long as _C. */
+ * needs (the classes of out-of-memory and accelerator errors). The table is static: it lives as long as _C. */
 #include "python/pyminitorch.h"
 
 #include "capi/capi.h"
@@ -16,22 +16,38 @@ static const mt_c_api api = {.version = MT_CAPI_VERSION,
 #undef MT_CAPI_VINIT
 };
 
+/* Registers cls, a subclass of RuntimeError, with set; what names the error in the message */
+static PyObject *
+set_error_class(PyObject *cls, void (*set)(PyObject *), const char *what)
+{
+    if (!PyType_Check(cls) ||
+        !PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)PyExc_RuntimeError)) {
+        PyErr_Format(PyExc_TypeError, "the %s error must subclass RuntimeError", what);
+        return NULL;
+    }
+    set(cls);
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 py_set_oom_error(PyObject *m, PyObject *cls)
 {
     (void)m;
-    if (!PyType_Check(cls) ||
-        !PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)PyExc_RuntimeError)) {
-        PyErr_SetString(PyExc_TypeError, "the out-of-memory error must subclass RuntimeError");
-        return NULL;
-    }
-    mt_py_set_oom_error(cls);
-    Py_RETURN_NONE;
+    return set_error_class(cls, mt_py_set_oom_error, "out-of-memory");
+}
+
+static PyObject *
+py_set_accelerator_error(PyObject *m, PyObject *cls)
+{
+    (void)m;
+    return set_error_class(cls, mt_py_set_accelerator_error, "accelerator");
 }
 
 static PyMethodDef capi_methods[] = {
     {"_set_oom_error", py_set_oom_error, METH_O,
      "Sets the class raised when a device allocation fails (minitorch.cuda.OutOfMemoryError)."},
+    {"_set_accelerator_error", py_set_accelerator_error, METH_O,
+     "Sets the class raised when a CUDA call fails (minitorch.AcceleratorError)."},
     {NULL, NULL, 0, NULL},
 };
 

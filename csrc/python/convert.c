@@ -70,6 +70,7 @@ static PyObject *from_array(PyObject *arr, bool copy);
 typedef struct infer {
     int ndim;       /* fixed by the first leaf: every leaf must sit at this depth */
     bool leaf_seen;
+    bool dtype_given; /* the caller's dtype decides: an int of any size is a leaf, for fill */
     int64_t sizes[MT_MAX_DIMS];
     int dtype; /* promotion of the leaves' dtypes so far, -1 before the first */
 } infer;
@@ -135,7 +136,7 @@ numpy_scalar_dtype(PyObject *o)
 
 /* The dtype a leaf asks for (PyTorch's infer_scalar_type), or -1 with an exception set. */
 static int
-leaf_dtype(PyObject *o)
+leaf_dtype(PyObject *o, bool dtype_given)
 {
     /* Exact Python numbers first: the common case, and no attribute look-ups. */
     if (PyFloat_CheckExact(o)) {
@@ -155,7 +156,7 @@ leaf_dtype(PyObject *o)
     if (PyLong_Check(o)) {
         int overflow;
         PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) {
+        if (overflow && !dtype_given) {
             PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
             return -1;
         }
@@ -202,7 +203,7 @@ infer_shape(PyObject *o, int d, infer *inf)
         }
         inf->leaf_seen = true;
         inf->ndim = d;
-        int dt = leaf_dtype(o);
+        int dt = leaf_dtype(o, inf->dtype_given);
         if (dt < 0) {
             return -1;
         }
@@ -292,7 +293,35 @@ fill(PyObject *o, mt_dtype dt, char **p)
         return -1;
     }
     mt_scalar s;
-    if (mt_py_is_tensor(o)) {
+    if (dt == MT_UINT64 && (PyLong_Check(o) || PyFloat_Check(o))) {
+        /* PyTorch's uint64 leaf: an int in [0, 2^64) (Python's OverflowError else, and its
+         * TypeError for a float) */
+        unsigned long long u = PyFloat_Check(o) ? 0 : PyLong_AsUnsignedLongLong(o);
+        if (PyFloat_Check(o)) {
+            PyErr_SetString(PyExc_TypeError, "an integer is required");
+        }
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        memcpy(*p, &u, sizeof(u));
+        *p += sizeof(u);
+        return 0;
+    }
+    int overflow = 0;
+    if (PyLong_Check(o)) {
+        PyLong_AsLongLongAndOverflow(o, &overflow);
+    }
+    if (overflow && mt_dtype_is_integral(dt, false)) {
+        /* an int beyond int64 for an integer dtype: PyTorch's unpacking fails */
+        PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+        return -1;
+    }
+    if (overflow) { /* for a float or bool dtype, as a double */
+        s = mt_scalar_float(PyLong_AsDouble(o));
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+    } else if (mt_py_is_tensor(o)) {
         mt_status st = mt_tensor_item(mt_py_unwrap(o), &s);
         if (st) {
             mt_py_raise(st);
@@ -317,7 +346,7 @@ fill(PyObject *o, mt_dtype dt, char **p)
 static mt_status
 tensor_from_sequence(PyObject *data, int dtype, mt_tensor **out, int *pyerr)
 {
-    infer inf = {.ndim = 0, .leaf_seen = false, .dtype = -1};
+    infer inf = {.ndim = 0, .leaf_seen = false, .dtype_given = dtype >= 0, .dtype = -1};
     if (infer_shape(data, 0, &inf) < 0) {
         *pyerr = 1;
         return MT_ERUNTIME;

@@ -27,6 +27,8 @@ extern PyNumberMethods mt_py_tensor_as_number;
 PyObject *mt_py_tensor_richcompare(PyObject *self, PyObject *other, int cmp);
 int mt_py_values_init(PyObject *module);
 void mt_py_set_oom_error(PyObject *cls);
+/* The class raised for a failed CUDA call (MT_ECUDA): minitorch.AcceleratorError once set. */
+void mt_py_set_accelerator_error(PyObject *cls);
 void mt_py_set_device_class(PyObject *cls);
 /* capi.c: the C API capsule _C_API for plug-ins, and _set_oom_error */
 int mt_py_capi_init(PyObject *module);

@@ -469,10 +469,82 @@ set_grad(PyObject *self, PyObject *v, void *c)
             return -1;
         }
     } else if (v && v != Py_None) {
+        const mt_tensor *t = mt_py_unwrap(self), *gv = mt_py_unwrap(v);
+        const int want = t->grad_dtype == 0 ? (int)t->dtype : t->grad_dtype - 1;
+        if (t->grad_dtype != MT_GRAD_DTYPE_ANY && (int)gv->dtype != want) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "attempting to assign a gradient with dtype '%s' to a tensor with "
+                         "grad_dtype '%s'. The gradient must match the tensor's grad_dtype "
+                         "(defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+                         "attribute with a specific dtype, or None to allow any dtype. Set "
+                         "grad_dtype with caution. Diverging the dtypes of a tensor and its "
+                         "gradient may break downstream systems that assume they match.",
+                         mt_dtype_c_name(gv->dtype), mt_dtype_scalar_name((mt_dtype)want));
+            return -1;
+        }
         g = mt_tensor_retain(mt_py_unwrap(v));
     }
     mt_tensor_clear(&mt_py_unwrap(self)->grad);
     mt_py_unwrap(self)->grad = g;
+    return 0;
+}
+
+/* Whether self is a leaf (*leaf), 0; -1 with an exception set */
+static int
+leaf_of(PyObject *self, bool *leaf)
+{
+    struct mt_node *n = NULL;
+    mt_status st = mt_autograd_grad_fn(mt_py_unwrap(self), &n);
+    if (st) {
+        mt_py_raise(st);
+        return -1;
+    }
+    *leaf = n == NULL;
+    return 0;
+}
+
+/* t.grad_dtype (a leaf's): the dtype its gradient has, its own by default; None for any */
+static PyObject *
+get_grad_dtype(PyObject *self, void *c)
+{
+    (void)c;
+    bool leaf;
+    if (leaf_of(self, &leaf) < 0) {
+        return NULL;
+    }
+    if (!leaf) {
+        PyErr_SetString(PyExc_RuntimeError, "grad_dtype can only be accessed on leaf tensors.");
+        return NULL;
+    }
+    const mt_tensor *t = mt_py_unwrap(self);
+    if (t->grad_dtype == MT_GRAD_DTYPE_ANY) {
+        Py_RETURN_NONE;
+    }
+    return Py_NewRef(mt_py_dtype_obj(t->grad_dtype ? (mt_dtype)(t->grad_dtype - 1) : t->dtype));
+}
+
+static int
+set_grad_dtype(PyObject *self, PyObject *v, void *c)
+{
+    (void)c;
+    bool leaf;
+    mt_dtype dt = MT_FLOAT32;
+    if (leaf_of(self, &leaf) < 0) {
+        return -1;
+    }
+    if (!leaf) {
+        PyErr_SetString(PyExc_RuntimeError, "grad_dtype can only be set on leaf tensors.");
+        return -1;
+    }
+    if (v == NULL || (v != Py_None && !PyObject_TypeCheck(v, &mt_py_dtype_Type))) {
+        PyErr_Format(PyExc_RuntimeError, "grad_dtype must be a torch.dtype or None, but got %s",
+                     v ? Py_TYPE(v)->tp_name : "NULL");
+        return -1;
+    }
+    if (v != Py_None && mt_py_to_dtype(v, &dt) < 0) {
+        return -1;
+    }
+    mt_py_unwrap(self)->grad_dtype = v == Py_None ? MT_GRAD_DTYPE_ANY : (uint8_t)(dt + 1);
     return 0;
 }
 
@@ -618,6 +690,8 @@ static PyGetSetDef tensor_getset[] = {
     {"ndim", get_ndim, NULL, NULL, NULL},
     {"requires_grad", get_requires_grad, set_requires_grad, NULL, NULL},
     {"grad", get_grad, set_grad, NULL, NULL},
+    {"grad_dtype", get_grad_dtype, set_grad_dtype,
+     "The allowed dtype of .grad for this leaf: its own by default, None for any.", NULL},
     {"grad_fn", get_grad_fn, NULL, "The autograd node that made this tensor (None for a leaf).",
      NULL},
     {"is_leaf", get_is_leaf, NULL, NULL, NULL},

@@ -9,9 +9,10 @@
 
 /* ---- operators ---- */
 
-/* o as a tensor: itself, or a wrapped Python number (new reference in *owned). */
+/* o as a tensor: itself, or a wrapped Python number (new reference in *owned); an int from 2^63
+ * on is a uint64 number beside a uint64 tensor (other), else a float one (as args.c's) */
 static inline mt_tensor *
-operand(PyObject *o, mt_tensor **owned, int *err)
+operand(PyObject *o, PyObject *other, mt_tensor **owned, int *err)
 {
     if (mt_py_is_tensor(o)) {
         return mt_py_unwrap(o);
@@ -24,6 +25,10 @@ operand(PyObject *o, mt_tensor **owned, int *err)
     int r = mt_py_to_scalar(o, &s);
     if (r == -1) {
         return NULL; /* not ours: NotImplemented */
+    }
+    if (r == 0 && s.type == MT_UINT64 &&
+        !(mt_py_is_tensor(other) && mt_py_unwrap(other)->dtype == MT_UINT64)) {
+        s = mt_scalar_float(mt_scalar_to_double(s));
     }
     mt_status st = r ? MT_OK : mt_tensor_scalar(s, s.type, owned);
     if (r || st) {
@@ -88,8 +93,8 @@ binary(mt_op op, const char *dunder, PyObject *x, PyObject *y)
     PyObject *res = NULL;
     mt_args a;
     mt_args_init(&a);
-    a.t[0] = operand(x, &ox, &err);
-    a.t[1] = err ? NULL : operand(y, &oy, &err);
+    a.t[0] = operand(x, y, &ox, &err);
+    a.t[1] = err ? NULL : operand(y, x, &oy, &err);
     if (err) {
         goto out;
     }
@@ -314,6 +319,11 @@ nb_int(PyObject *x)
 {
     mt_scalar s;
     if (single_value(x, &s, "int") < 0) {
+        return NULL;
+    }
+    if (s.type == MT_UINT64) { /* from 2^63 on: PyTorch reads an int64 */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "value cannot be converted to type int64_t without overflow");
         return NULL;
     }
     return s.type == MT_FLOAT64 ? PyLong_FromDouble(s.v.f)

@@ -6,6 +6,7 @@
 
 PyObject *mt_py_device_class = NULL;
 static PyObject *oom_error = NULL; /* minitorch.cuda.OutOfMemoryError once registered */
+static PyObject *accelerator_error = NULL; /* minitorch.AcceleratorError once registered */
 static PyObject *linalg_error = NULL; /* _C._LinAlgError (minitorch.linalg.LinAlgError) */
 
 PyObject *
@@ -30,6 +31,9 @@ mt_py_raise(mt_status st)
         break;
     case MT_ECUDA_OOM:
         cls = oom_error ? oom_error : PyExc_RuntimeError;
+        break;
+    case MT_ECUDA: /* PyTorch's C10_CUDA_CHECK raises c10::AcceleratorError */
+        cls = accelerator_error ? accelerator_error : PyExc_RuntimeError;
         break;
     case MT_ELINALG:
         cls = linalg_error;
@@ -57,9 +61,14 @@ mt_py_to_scalar(PyObject *o, mt_scalar *out)
         int overflow;
         long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
         if (overflow) {
-            /* Too big for int64: PyTorch keeps such numbers as doubles too. */
-            *out = mt_scalar_float(PyLong_AsDouble(o));
-            return PyErr_Occurred() ? -2 : 0;
+            /* Beyond int64: a uint64 from 2^63 to 2^64 - 1, as PyTorch's Scalar keeps it;
+             * beyond that Python's OverflowError, as PyTorch raises */
+            unsigned long long u = PyLong_AsUnsignedLongLong(o);
+            if (PyErr_Occurred()) {
+                return -2;
+            }
+            *out = mt_scalar_uint(u);
+            return 0;
         }
         *out = mt_scalar_int(v);
         return 0;
@@ -605,6 +614,13 @@ mt_py_set_oom_error(PyObject *cls)
 {
     Py_XINCREF(cls);
     Py_XSETREF(oom_error, cls);
+}
+
+void
+mt_py_set_accelerator_error(PyObject *cls)
+{
+    Py_XINCREF(cls);
+    Py_XSETREF(accelerator_error, cls);
 }
 
 void

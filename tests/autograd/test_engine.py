@@ -284,7 +284,7 @@ isfinite isposinf isneginf signbit bitwise_xor bitwise_xor_ bitwise_left_shift b
 bitwise_right_shift bitwise_right_shift_ logical_xor logical_xor_ heaviside heaviside_
 mish_backward silu_backward _addmm_activation
 histc histogram_bins bincount searchsorted unique_dim linalg_lstsq
-_standard_gamma_grad _sample_dirichlet _dirichlet_grad
+_standard_gamma_grad _sample_dirichlet _dirichlet_grad binomial
 grid_sampler_2d_backward grid_sampler_3d_backward
 geqrf linalg_ldl_factor_ex linalg_ldl_solve
 """.split())  # linalg_lstsq: PyTorch has a formula (through pinv), minitorch not yet; grid_sampler_2d/3d_backward

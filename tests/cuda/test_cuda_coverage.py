@@ -29,6 +29,8 @@ HOST_ROUND_TRIP |= {"_scaled_dot_product_flash_attention_for_cpu"}
 # the gamma sampler's gradients and the Dirichlet sampler (PyTorch's CPU algorithms, csrc/cpu/gamma.c):
 # _standard_gamma itself has a CUDA kernel (cuda/random.cu)
 HOST_ROUND_TRIP |= {"_standard_gamma_grad", "_sample_dirichlet", "_dirichlet_grad"}
+# the binomial sampler (PyTorch's CPU algorithm on its CPU stream, csrc/cpu/gamma.c): no CUDA kernel yet
+HOST_ROUND_TRIP |= {"binomial"}
 # layer_norm's statistics for its CPU backward: on CUDA layer_norm records itself and its backward
 # recomputes them
 HOST_ROUND_TRIP |= {"native_layer_norm"}

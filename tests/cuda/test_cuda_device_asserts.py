@@ -1,7 +1,7 @@
 """Device-side assertions (cuda/device_assert.h): an out-of-range index, class
 or target is found by the kernel, the op returns without waiting for the device, and the next
-synchronisation raises PyTorch's RuntimeError "CUDA error: device-side assert triggered" with
-the kernel's assertion. The emulated runtime counts the host's waits, so the tests also show
+synchronisation raises PyTorch's AcceleratorError (a RuntimeError) "CUDA error: device-side
+assert triggered" with the kernel's assertion. The emulated runtime counts the host's waits, so the tests also show
 which ops wait (nonzero, masked_select, unique, the copies to the host) and which do not."""
 import numpy as np
 import pytest
@@ -70,7 +70,7 @@ def test_a_bad_value_is_raised_at_the_next_synchronisation(name):
     before = minitorch.cuda._emu_sync_count()
     call()  # returns: the kernel recorded the failure, nothing waited for it
     assert minitorch.cuda._emu_sync_count() == before
-    with pytest.raises(RuntimeError, match=HEAD) as e:
+    with pytest.raises(minitorch.AcceleratorError, match=HEAD) as e:
         minitorch.cuda.synchronize()
     assert detail in str(e.value) and "Assertion `" in str(e.value)
     assert "CUDA_LAUNCH_BLOCKING=1" in str(e.value)

@@ -173,3 +173,51 @@ def test_empty_batch_lays_out_as_torch(op, x_layout, w_layout, groups, dtype):
         for g, r, strict in zip(got[2:], want[2:], same_strides):
             assert tuple(g.shape) == tuple(r.shape), (g.shape, r.shape)
             assert g.stride() == r.stride() or not strict, (g.stride(), r.stride())
+
+
+def zero_channel_cases():
+    """(op, input shape, weight shape, keyword arguments) with zero input channels"""
+    return [
+        ("conv1d", (2, 0, 6), (3, 0, 2), {}),
+        ("conv1d", (0, 6), (3, 0, 2), {}),
+        ("conv2d", (2, 0, 4, 4), (3, 0, 2, 2), {}),
+        ("conv2d", (0, 4, 4), (3, 0, 2, 2), {}),
+        ("conv2d", (0, 0, 4, 4), (3, 0, 2, 2), {}),
+        ("conv2d", (2, 0, 4, 4), (4, 0, 2, 2), {"groups": 2}),
+        ("conv2d", (2, 0, 4, 4), (3, 0, 2, 2), {"stride": 2, "padding": 1, "dilation": 2}),
+        ("conv3d", (2, 0, 4, 4, 4), (3, 0, 2, 2, 2), {}),
+        ("conv3d", (1, 0, 3, 4, 5), (2, 0, 1, 2, 3), {"padding": 1}),
+    ]
+
+
+@pytest.mark.skipif(torch is None, reason="needs PyTorch")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("op,xs,ws,kw", zero_channel_cases())
+def test_zero_input_channels_as_torch(op, xs, ws, kw, bias, dtype):
+    """C=0: PyTorch's Empty backend gives no output channels, and zero gradients (the bias's
+    too, of its own size)."""
+    def go(lib):
+        x = lib.zeros(xs, dtype=getattr(lib, dtype), requires_grad=True)
+        w = lib.zeros(ws, dtype=getattr(lib, dtype), requires_grad=True)
+        b = lib.ones(ws[0], dtype=getattr(lib, dtype), requires_grad=True) if bias else None
+        y = getattr(lib.nn.functional, op)(x, w, b, **kw)
+        y.sum().backward()
+        return [y, x.grad, w.grad] + ([b.grad] if bias else [])
+
+    for g, r in zip(go(minitorch), go(torch)):
+        assert tuple(g.shape) == tuple(r.shape) and g.stride() == r.stride(), (g.shape, r.shape)
+        np.testing.assert_array_equal(as_numpy(g), r.detach().numpy())
+
+
+@pytest.mark.skipif(torch is None, reason="needs PyTorch")
+@pytest.mark.parametrize("fmt", ["channels_last", "contiguous_format"])
+def test_zero_input_channels_module_as_torch(fmt):
+    shapes = []
+    for lib in (minitorch, torch):
+        lib.manual_seed(0)
+        m = lib.nn.Conv2d(0, 3, 2)
+        x = lib.zeros(2, 0, 4, 4).to(memory_format=getattr(lib, fmt))
+        y = m(x)
+        shapes.append((tuple(y.shape), y.stride()))
+    assert shapes[0] == shapes[1]
