@@ -14,7 +14,7 @@ first, in a process of their own: after each of its matmuls NumPy's OpenBLAS thr
 its own) spin for a while, and in one process they took the two cores from whichever library ran
 next (minitorch's or PyTorch's matmul + add took 17x its time in that slot at two threads). Quote ratios: the
 machine is shared. Run: PYTHONPATH=. python benchmarks/bench_cpu.py [--quick] [--threads 1,2]
-[--only SUBSTRING]
+[--only SUBSTRING] [--cpu-time] (the scripts that import this one take the same options)
 """
 import json
 import os
@@ -25,6 +25,11 @@ import time
 import numpy as np
 
 QUICK = "--quick" in sys.argv
+# --cpu-time: each call timed by this process's CPU time (time.process_time) instead of the wall
+# clock. On a loaded shared machine the wall clock counts the other jobs' turns on the cores (a
+# case swung 40x between runs); CPU time does not. At 2 threads it sums both threads' work, so it
+# hides what the second thread gains (or loses to spinning): use it at 1 thread.
+CLOCK = time.process_time if "--cpu-time" in sys.argv else time.perf_counter
 
 
 def arg(name, default):
@@ -32,15 +37,16 @@ def arg(name, default):
 
 
 def alternate(fns, repeats):
-    """Best seconds of each function, calling them in turn (A, B, C, A, B, C, ...)."""
+    """Best seconds of each function (wall or, with --cpu-time, CPU), calling them in turn
+    (A, B, C, A, B, C, ...)."""
     best = dict.fromkeys(fns, float("inf"))
     for fn in fns.values():
         fn()
     for _ in range(repeats):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
+            best[name] = min(best[name], CLOCK() - t0)
     return best
 
 
@@ -252,6 +258,8 @@ def per_thread_count(script, run_one, header, extra_env=None):
         run_one(int(arg("--child", "1")))
         return
     print("\n".join(header))
+    if CLOCK is time.process_time:
+        print("(--cpu-time: the times are the process's CPU time, not wall time)")
     for threads in arg("--threads", "1,2").split(","):
         env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
         if extra_env is not None:

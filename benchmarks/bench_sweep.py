@@ -3,7 +3,7 @@ process, at 1 and 2 threads (issue 21: no kernel slower than PyTorch's). Each ca
 (reductions, indexing, data movement, pointwise with scalars, random draws, norms, linear
 algebra, FFTs), the libraries alternating, best of the repeats. Quote ratios (the machine is shared);
 a case far above 1 names a kernel to look at.
-Run: PYTHONPATH=. python3 benchmarks/bench_sweep.py [--quick] [--threads 1,2] [--only NAME]
+Run: PYTHONPATH=. python3 benchmarks/bench_sweep.py [--quick] [--threads 1,2] [--only NAME] [--cpu-time]
 """
 import json
 import os
