@@ -2,7 +2,7 @@
 
 Cases: a 256^3 matmul followed by a 262k-element add (one thread pool or two), a (256, 1024) add
 of a transposed operand, float32 exp of 1M elements, add and mul of 4M float32 (48 MiB moved a
-call), float32 log, log1p, tanh, erf, sigmoid of 1M elements and gelu (both forms), silu, mish,
+call) and add_ in place, float32 log, log1p, tanh, erf, sigmoid of 1M elements and gelu (both forms), silu, mish,
 hardswish, softplus, elu and leaky_relu forward and backward, conv2d (32, 3, 32, 32) with 64 3x3 filters and a bias, conv3d (8, 4, 16, 16, 16) with 16
 3x3x3 filters and a bias, a GPT-style block
 (B=8, T=64, C=128) forward and forward+backward, max_pool2d (32, 64, 56, 56) 3x3/2 forward and
@@ -146,6 +146,15 @@ def make_cases(libs):
             x, y = (va, vb) if lib is np else tensors(lib, va, vb)
             fns[name] = lambda x=x, y=y, op=op: op(x, y)
         cases.append((f"{label} 4M float32 (48 MiB)", fns))
+    # in place, as an optimizer's step: x += y over 4M float32 (the output is an input)
+    fns = {}
+    for name, lib in libs.items():
+        if lib is np:
+            fns[name] = lambda x=va.copy(), y=vb: np.add(x, y, out=x)
+        else:
+            x, y = tensors(lib, va, vb)
+            fns[name] = lambda x=x, y=y: x.add_(y)
+    cases.append(("add_ 4M float32 in place", fns))
 
     # vmath.h's float32 transcendentals on (1024, 1024); NumPy where it has the function
     ux = rng.standard_normal((1024, 1024), f32) * 3

@@ -116,7 +116,12 @@ run_plan(const mt_ew_plan *p, mt_loop_fn loop, void *ctx)
     mt_status st = mt_iter_build_any_order(&it, p->ndim, p->shape, p->ops, p->nin + 1);
     if (st == MT_OK) {
         const int64_t item = (int64_t)mt_dtype_size(p->ops[0]->dtype);
-        const bool large = mt_numel(p->ndim, p->shape) * item >= MT_STREAM_MIN_BYTES;
+        /* An output that is also an input (in place: x.add_(y), an optimizer's step) has its
+         * lines read by the loop already, so a plain store costs no extra read, and streaming it
+         * would only push out of the caches what the next op reads (a (4M,) float32 add_ took
+         * 1.7x PyTorch's time with its output streamed). */
+        const bool in_place = p->self != NULL && !p->need_tmp;
+        const bool large = !in_place && mt_numel(p->ndim, p->shape) * item >= MT_STREAM_MIN_BYTES;
         stream_ctx s = {loop, ctx, item, p->nin + 1, large};
         mt_iter_run_parallel(&it, streaming_loop, &s);
     }

@@ -1,7 +1,7 @@
 """Elementwise ops whose output is large enough (8 MiB or more in all, whatever the threads' share)
 to be written past the caches with non-temporal stores (cpu/elementwise.c's streaming_loop): the
 values must be those of the ordinary loops, for every output element size, with broadcast and
-strided inputs, in place, at 1 and 2 threads, with outputs that do not start on a 16-byte boundary,
+strided inputs, at 1 and 2 threads, with outputs that do not start on a 16-byte boundary,
 and with dense runs of the output too short to stream beside runs that stream from odd offsets."""
 import numpy as np
 import pytest
@@ -59,6 +59,8 @@ def test_bool_output_and_misaligned_output(threads):
 
 
 def test_in_place(threads):
+    """In place the output is an input, whose lines the loop reads anyway: it is not streamed
+    (streaming would only evict what the next op reads); the values must not change for that."""
     a = rng.standard_normal(N).astype(np.float32)
     t = minitorch.tensor(a)
     t.mul_(3.0).add_(1.0)
