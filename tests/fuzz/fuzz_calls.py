@@ -29,8 +29,11 @@ ALLOWED = (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError)
 # The few AssertionErrors that PyTorch raises itself, with these words, and minitorch copies.
 TORCH_ASSERTIONS = ("Padding_idx must be within num_embeddings", "not compiled with CUDA enabled")
 # Python's own OverflowErrors that PyTorch lets through too: an integer 0-dim tensor is an index,
-# so `tensor(2**63 - 1) * 'abc'` is str repetition.
-PYTHON_OVERFLOWS = ("repeated string is too long", "repeated bytes are too long", "cannot fit 'int' into an index")
+# so `tensor(2**63 - 1) * 'abc'` is str repetition; and a Python int outside both int64 and
+# uint64 as a number argument (`t + 2**64`, `t.add(-(2**70))`), whose conversion PyTorch 2.13
+# leaves to Python's (checked against torch: the same class and words).
+PYTHON_OVERFLOWS = ("repeated string is too long", "repeated bytes are too long", "cannot fit 'int' into an index",
+                    "int too big to convert", "can't convert negative int to unsigned")
 
 DTYPES = ("float32", "float64", "int64", "int32", "bool")
 MT_DTYPE = {d: getattr(minitorch, d) for d in DTYPES}
