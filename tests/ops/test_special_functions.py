@@ -254,13 +254,20 @@ def test_incomplete_gamma_against_references():
 
 
 def test_zeta_against_references():
-    x = RNG.uniform(1.01, 15, 200)
-    q = RNG.uniform(0.1, 30, 200)
+    # its own generator: the module's RNG hands each test what the tests before it in the same
+    # process left, which differs between pytest-xdist's workers. Cephes' zeta (PyTorch's, which
+    # we equal bit for bit: below) is within about 1.5e-8 of mpmath's for large x and q, not
+    # 1e-12 as the first inputs this test drew happened to be
+    rng = np.random.default_rng(256)
+    x = rng.uniform(1.01, 15, 200)
+    q = rng.uniform(0.1, 30, 200)
     got = as_numpy(minitorch.special.zeta(minitorch.tensor(x), minitorch.tensor(q)))
     np.testing.assert_allclose(as_numpy(minitorch.special.zeta(2.0, minitorch.tensor([1.0], dtype=minitorch.float64))),
                                [math.pi ** 2 / 6], rtol=1e-14)
     mpmath = pytest.importorskip("mpmath")
-    np.testing.assert_allclose(got, [float(mpmath.zeta(xi, qi)) for xi, qi in zip(x, q)], rtol=1e-12)
+    np.testing.assert_allclose(got, [float(mpmath.zeta(xi, qi)) for xi, qi in zip(x, q)], rtol=3e-8)
+    if torch is not None:
+        np.testing.assert_array_equal(got, torch.special.zeta(torch.tensor(x), torch.tensor(q)).numpy())
 
 
 def test_zeta_takes_numbers_on_either_side():
