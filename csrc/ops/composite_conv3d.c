@@ -243,7 +243,7 @@ mt_front_conv3d(const mt_args *a, mt_plan *p)
     if (xs[1] == 0) {
         p->conv3.hw.oc = 0;
     }
-    const int64_t sizes[5] = {xs[0], xs[1] == 0 ? 0 : w->sizes[0], out[0], out[1], out[2]};
+    const int64_t sizes[5] = {xs[0], p->conv3.hw.oc, out[0], out[1], out[2]};
     const bool batched = x->ndim == 5;
     return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched,
                                   mt_conv_memory_format(x, w));
