@@ -346,11 +346,15 @@ class BuildExt(build_ext):
         # nvcc's objects take none of the C flags a variant changes: the variants share them
         obj = os.path.join(self.build_plain if nvcc else self.build_temp, ext.name.split(".")[-1],
                            src.rsplit(".", 1)[0] + ".o")
+        # The compilers run in the checkout, so its objects are named relative to it: the
+        # recorded commands then hold no absolute path and a copy of build/ (another worktree,
+        # a moved checkout) stays up to date.
+        named = os.path.relpath(obj, ROOT) if inside_root(obj) else obj
         if nvcc:
-            return Job("NVCC", src, obj, self.nvcc_command(ext, src, obj))
+            return Job("NVCC", src, obj, self.nvcc_command(ext, src, named))
         if emulated and not src.endswith(".c"):
-            return Job("CXX", src, obj, self.gxx_command(ext, src, obj))
-        return Job("CC", src, obj, self.c_command(ext, src, obj))
+            return Job("CXX", src, obj, self.gxx_command(ext, src, named))
+        return Job("CC", src, obj, self.c_command(ext, src, named))
 
     def c_command(self, ext, src, obj):
         """What distutils' UnixCCompiler runs (Python's own flags first), plus a dependency file."""
