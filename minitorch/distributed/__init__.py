@@ -1231,3 +1231,4 @@ from minitorch.distributed._objects_p2p import (P2POp, batch_isend_irecv, gather
                                                 supports_complex)
 from minitorch.distributed import distributed_c10d  # noqa: E402,F401  (after every name it re-exports)
 from minitorch.distributed import rpc  # noqa: E402,F401
+from minitorch.distributed import autograd  # noqa: E402,F401  (after rpc, which its calls go through)

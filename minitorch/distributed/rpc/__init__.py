@@ -1,6 +1,6 @@
 """torch.distributed.rpc: remote calls between named workers (init_rpc, rpc_sync, rpc_async,
-remote, RRef, shutdown); see api.py for what is built and how it travels. Distributed autograd
-and DistributedOptimizer are not built.
+remote, RRef, shutdown); see api.py for what is built and how it travels. Gradients through
+calls: minitorch.distributed.autograd and minitorch.distributed.optim.DistributedOptimizer.
 
 The RRef type exists before init_rpc too: training helpers test a model's output with
 isinstance(out, torch.distributed.rpc.api.RRef) on every batch (rasbt's deeplearning-models

@@ -8,7 +8,8 @@ back ("ok", value) or ("err", exception, traceback). So a callee may itself call
 while the caller waits (an observer asking the agent for an action, as the RL examples do). An
 RRef travels as (owner id, rref id) and reads its value from the owner's table.
 
-Not built: distributed autograd and DistributedOptimizer, device maps, the TorchScript paths, and
+Inside a distributed autograd context (minitorch.distributed.autograd) a call travels as an "ag"
+message that makes it part of the autograd graph. Not built: device maps, the TorchScript paths, and
 the reference counting of RRefs (an owner keeps each value until shutdown). No agent is started
 unless init_rpc is called, and is_available() says True: the framework is there to start.
 """
@@ -147,6 +148,8 @@ class _Agent:
                 kind, *payload = _recv_msg(conn)
                 if kind == "call":
                     value = _run(*payload)
+                elif kind == "ag":  # inside a distributed autograd context
+                    value = _dist_autograd()._serve(self, *payload)
                 elif kind == "remote":
                     rref_id, func, args, kwargs = payload
                     try:
@@ -302,7 +305,12 @@ def rpc_async(to, func: Callable, args=None, kwargs=None, timeout: float = UNSET
     """A Future of func(*args, **kwargs) run on worker `to` (a name, a rank or a WorkerInfo)."""
     agent = _current()
     _check_call(func, args, kwargs)
-    return agent.send(agent.worker(to), ("call", func, tuple(args or ()), dict(kwargs or {})), timeout)
+    callee = agent.worker(to)
+    body = (func, tuple(args or ()), dict(kwargs or {}))
+    ctx = _dist_autograd()._active()
+    if ctx is None:
+        return agent.send(callee, ("call", *body), timeout)
+    return _with_autograd(agent, ctx, callee, "call", body, timeout)
 
 
 def rpc_sync(to, func: Callable, args=None, kwargs=None, timeout: float = UNSET_RPC_TIMEOUT):
@@ -316,9 +324,27 @@ def remote(to, func: Callable, args=None, kwargs=None, timeout: float = UNSET_RP
     _check_call(func, args, kwargs)
     owner = agent.worker(to)
     rref_id, fork_id = agent.new_rref_id(), agent.new_rref_id()
-    created = agent.send(owner, ("remote", rref_id, func, tuple(args or ()), dict(kwargs or {})), timeout,
-                         typed=False)
+    body = (rref_id, func, tuple(args or ()), dict(kwargs or {}))
+    ctx = _dist_autograd()._active()
+    if ctx is None:
+        created = agent.send(owner, ("remote", *body), timeout, typed=False)
+    else:
+        created = _with_autograd(agent, ctx, owner, "remote", body, timeout, typed=False)
     return RRef._of(owner, rref_id, fork_id, created)
+
+
+def _dist_autograd():
+    from minitorch.distributed import autograd
+
+    return autograd
+
+
+def _with_autograd(agent: _Agent, ctx, callee: WorkerInfo, kind: str, body, timeout: float, typed: bool = True):
+    """The call as part of ctx's autograd graph (see minitorch.distributed.autograd)."""
+    dist_autograd = _dist_autograd()
+    message, key = dist_autograd._outgoing(ctx, callee.id, kind, body)
+    reply = agent.send(callee, message, timeout, typed)
+    return Future._of(lambda: dist_autograd._incoming(ctx, callee.id, key, reply.wait()), reply.done)
 
 
 class RRef(Generic[T]):
@@ -375,7 +401,11 @@ class RRef(Generic[T]):
             self._created.wait()  # raises the error of the remote() call that made it
         if self.is_owner():
             return self.local_value()
-        return _current().send(self._owner, ("fetch", self._id), timeout).wait()
+        agent = _current()
+        ctx = _dist_autograd()._active()
+        if ctx is None:
+            return agent.send(self._owner, ("fetch", self._id), timeout).wait()
+        return _with_autograd(agent, ctx, self._owner, "fetch", (self._id,), timeout).wait()
 
     def rpc_sync(self, timeout: float = UNSET_RPC_TIMEOUT) -> "_Proxy":
         """rref.rpc_sync().method(*args): method run on the owner's value, its result back."""
