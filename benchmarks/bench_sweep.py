@@ -110,6 +110,10 @@ CASES = {
  "rfft2": lambda l, d: l.fft.rfft2(d["A"]),
  "rfft FNO": lambda l, d: l.fft.rfft(d["F4"]),
  "fft FNO c64": lambda l, d: l.fft.fft(d["F4C"]),
+ "ifft FNO c64": lambda l, d: l.fft.ifft(d["F4C"]),
+ "irfft FNO": lambda l, d: l.fft.irfft(d["F4C"]),
+ "fft FNO c128": lambda l, d: l.fft.fft(d["F4Z"]),
+ "view_as_real add": lambda l, d: l.view_as_real(d["F4C"]) + 1,
 }
 
 # the convolutions' cases: input, weight, stride, padding, groups, channels-last; MobileNet's
@@ -267,6 +271,9 @@ NUMPY = {
     "rfft2": lambda d: np.fft.rfft2(d["A"]),
     "rfft FNO": lambda d: np.fft.rfft(d["F4"]),
     "fft FNO c64": lambda d: np.fft.fft(d["F4C"]),
+    "ifft FNO c64": lambda d: np.fft.ifft(d["F4C"]),
+    "irfft FNO": lambda d: np.fft.irfft(d["F4C"]),
+    "fft FNO c128": lambda d: np.fft.fft(d["F4Z"]),
 }
 for _op, (_tl, _np) in REDUCTIONS.items():
     for _where in RED_DIMS:
@@ -292,6 +299,7 @@ def data(lib, seed=0):
     # a Fourier Neural Operator's activations (batch, channels, 64x64 grid)
     arrays["F4"] = rng.standard_normal((20, 32, 64, 64)).astype(np.float32)
     arrays["F4C"] = (arrays["F4"] + 1j * arrays["F4"][::-1]).astype(np.complex64)
+    arrays["F4Z"] = arrays["F4C"].astype(np.complex128)
     arrays["R1"] = rng.standard_normal((1024, 1024)).astype(np.float32)  # the reductions' inputs
     arrays["R16"] = rng.standard_normal((4096, 4096)).astype(np.float32)
     return arrays if lib is None else {k: lib.tensor(v) for k, v in arrays.items()}
