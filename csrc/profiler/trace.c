@@ -544,8 +544,9 @@ mt_trace_exit(void)
     mt_trace_exit_n(1);
 }
 
-void
-mt_trace_set_correlation(int64_t corr)
+/* Sets the int64_t field at offset of the calling thread's innermost open event (if any). */
+static void
+tag_innermost(size_t offset, int64_t value)
 {
     thread_buf *b = mine;
     if (b == NULL) {
@@ -554,9 +555,21 @@ mt_trace_set_correlation(int64_t corr)
     buf_lock(b);
     int at = b->depth > 0 && b->depth <= MT_TRACE_MAX_DEPTH ? b->open_stack[b->depth - 1] : -1;
     if (at >= 0 && at < b->nevents) {
-        b->events[at].corr = corr;
+        *(int64_t *)((char *)&b->events[at] + offset) = value;
     }
     buf_unlock(b);
+}
+
+void
+mt_trace_set_correlation(int64_t corr)
+{
+    tag_innermost(offsetof(mt_trace_event, corr), corr);
+}
+
+void
+mt_trace_set_bytes(int64_t bytes)
+{
+    tag_innermost(offsetof(mt_trace_event, bytes), bytes);
 }
 
 void

@@ -42,7 +42,7 @@ typedef struct mt_trace_event {
     int64_t start_ns; /* CLOCK_MONOTONIC */
     int64_t end_ns; /* equal to start_ns for Mem events (instants) */
     int64_t tid; /* the recording thread's id, as the OS numbers it */
-    int64_t bytes; /* Mem: bytes allocated (> 0) or freed (< 0) */
+    int64_t bytes; /* Mem: bytes allocated (> 0) or freed (< 0); Comm ranges: bytes sent */
     int64_t corr; /* Runtime/Library: correlation id of the GPU work it started, else 0 */
     uintptr_t ptr; /* Mem: the block's address */
     mt_device device; /* Mem: where the block lives */
@@ -116,6 +116,8 @@ void mt_trace_mem(const void *ptr, int64_t bytes, mt_device dev, const char *poo
 extern void (*mt_trace_stack_fn)(char *buf, size_t n);
 /* Tags the calling thread's innermost open event with a correlation id (its GPU work's). */
 void mt_trace_set_correlation(int64_t corr);
+/* Tags it with the bytes it moves (a Comm:: range: the collective's message, this rank's). */
+void mt_trace_set_bytes(int64_t bytes);
 
 /* The GPU half (profiler/gpu.c): device events arrive from a backend (minitorch._C_cuda, through
  * its stop hook's report) when a recording with CUDA activity stops, and are kept apart from the threads' CPU

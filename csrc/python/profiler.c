@@ -113,12 +113,16 @@ py_trace_enter(PyObject *m, PyObject *args)
 {
     (void)m;
     const char *name, *kind;
-    if (!PyArg_ParseTuple(args, "ss:_trace_enter", &name, &kind)) {
+    long long bytes = 0;
+    if (!PyArg_ParseTuple(args, "ss|L:_trace_enter", &name, &kind, &bytes)) {
         return NULL;
     }
     if (mt_trace_on) {
         mt_trace_enter_copy(MT_LAYER_PYTHON, name,
                             kind[0] == 'u' ? "user_annotation" : "nn.Module");
+        if (bytes) {
+            mt_trace_set_bytes(bytes);
+        }
     }
     Py_RETURN_NONE;
 }

@@ -171,6 +171,9 @@ class ProcessGroup:
         self._backend = backend
         self._timeout = timeout
         self._store = store  # the rendezvous store (init_method tcp:// or file://, or store=), or None
+        # the collectives' cross-rank checks (Work): on a communicator of their own, made here
+        # while every member is in the call that makes the group
+        self._checks = comm.Dup() if comm is not None else None
 
     def rank(self) -> int:
         return self._comm.Get_rank()
@@ -491,17 +494,24 @@ def destroy_process_group(group=None) -> None:
     for g in ([target] if target is not pg else [*_subgroups, pg]):
         _nccl.free_all(g, abort=_broken)
         if not _broken and g is not pg:
-            g._comm.Free()
+            _free(g)
     if target is not pg and target in _subgroups:
         _subgroups.remove(target)
     if not _broken and target is pg:
-        target._comm.Free()
+        _free(target)
     if target is pg:
         _subgroups.clear()
         _default_pg = None
         _group_count = 0
         _own_cpu_rank = -1
         GroupMember.WORLD = None
+
+
+def _free(pg: "ProcessGroup") -> None:
+    _flush(pg)
+    if pg._checks is not None:
+        pg._checks.Free()
+    pg._comm.Free()
 
 
 def get_rank(group=None) -> int:
@@ -539,6 +549,7 @@ def new_group(ranks: Optional[List[int]] = None, timeout: Optional[datetime.time
     _group_count += 1
     me = pg.rank()
     inside = me in ranks
+    _flush(pg)
     comm = pg._comm.Split(0 if inside else MPI.UNDEFINED, ranks.index(me) if inside else 0)
     if not inside:
         return GroupMember.NON_GROUP_MEMBER
@@ -633,16 +644,18 @@ def _mpi_op(op, dtype_name: str):
 # ---- profiler ranges ----
 
 class _comm_event:
-    """A `Comm::<name>` range in the profiler's events (and so in the journey and the Chrome trace)."""
+    """A `Comm::<name>` range in the profiler's events (and so in the journey and the Chrome trace),
+    one per collective call, tagged with the bytes of this rank's message."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, nbytes: int = 0) -> None:
         self.name = name
+        self.nbytes = nbytes
         self.open = False
 
     def __enter__(self):
         self.open = minitorch._C._trace_enabled()
         if self.open:
-            minitorch._C._trace_enter("Comm::" + self.name, "user_annotation")
+            minitorch._C._trace_enter("Comm::" + self.name, "user_annotation", self.nbytes)
         return self
 
     def __exit__(self, *exc) -> bool:
@@ -707,21 +720,49 @@ def _back_to_own_cpu(now: float) -> None:
 
 
 class Work:
-    """An issued collective: wait() blocks until it finished (raising DistBackendError on a timeout
-    or a failed peer), is_completed() asks without blocking."""
+    """An issued collective: wait() blocks until it finished (raising DistBackendError on a timeout,
+    a failed peer or arguments that differ across ranks), is_completed() asks without blocking.
 
-    def __init__(self, pg: "ProcessGroup", what: str, reqs, finish=None) -> None:
+    A collective with a cross-rank check of its arguments (_check) runs in two steps, neither of
+    which blocks the call: the check, an all-gather of each rank's signature on the group's check
+    communicator, starts at once; the collective itself starts on the group's communicator once the
+    check came back equal on every rank, at the first of: the next collective call on the group,
+    is_completed(), wait(). The group's queue (_Queue) starts them in call order, the same order
+    on every rank, as MPI requires."""
+
+    def __init__(self, pg: "ProcessGroup", what: str, start, finish=None, check=None) -> None:
         self._pg = pg
         self._what = what
-        self._reqs = list(reqs)
-        self._statuses = [_mpi().Status() for _ in self._reqs]
+        self._start = start
+        self._reqs = None  # the collective's requests, once started
+        self._statuses = []
         self._finish = finish
+        self._check = check  # a _Check, or None
+        self._error = None  # the check's DistBackendError: the collective never started, on any rank
         self._done = False
         self._deadline = time.monotonic() + pg._timeout.total_seconds()
+
+    def _begin(self) -> None:
+        """Starts the collective (its check passed on every rank), or keeps the check's error."""
+        if self._check is not None:
+            self._error = self._check.verdict()
+            self._check = None
+        if self._error is not None:
+            self._done = True
+            return
+        MPI = _mpi()
+        try:
+            self._reqs = list(self._start())
+        except MPI.Exception as e:
+            raise _fail(self._pg, self._what, f"MPI error: {e.Get_error_string()}") from None
+        self._statuses = [MPI.Status() for _ in self._reqs]
 
     def is_completed(self) -> bool:
         if self._done:
             return True
+        _queue(self._pg).advance()
+        if self._reqs is None:
+            return self._done  # still waiting for its check (or failed it: done)
         MPI = _mpi()
         try:
             if MPI.Request.Testall(self._reqs, self._statuses):
@@ -741,13 +782,19 @@ class Work:
             deadline = self._deadline
             if timeout is not None:
                 deadline = min(deadline, time.monotonic() + timeout.total_seconds())
-            with _comm_event(self._what + ".wait"):
+            _queue(self._pg).advance(through=self, deadline=deadline)
+            if self._reqs is not None and not self._done:
                 _wait_requests(self._pg, self._what, self._reqs, deadline, self._statuses)
-            self._complete()
+                self._complete()
+        if self._error is not None:
+            raise self._error
         return True
 
     def is_success(self) -> bool:
-        return self._done
+        return self._done and self._error is None
+
+    def exception(self):
+        return self._error
 
     def result(self) -> List:
         """The tensors the collective wrote (all_reduce's tensor, ...), once it completed."""
@@ -759,17 +806,103 @@ class Work:
         return minitorch.futures.Future._of(self.result, self.is_completed)
 
 
-def _issue(pg, what: str, start, finish=None, async_op: bool = False, check=None):
-    """Runs start() -> requests as the `what` collective: first the cross-rank check of the
-    arguments when there is one, then the nonblocking call; waits unless async_op."""
-    with _comm_event(what):
-        if check is not None:
-            _check_across(pg, what, check)
+class _Check:
+    """The cross-rank check of a collective's arguments: every rank's signature (numbers of
+    elements, dtype codes, root) gathered on the group's check communicator, nonblocking; every
+    rank gets the same table, so all of them pass or all raise. agree(table, rank) says whether
+    the table is right (by default: every row equal to this rank's)."""
+
+    def __init__(self, pg: "ProcessGroup", what: str, signature: List[int], agree=None) -> None:
+        self.pg = pg
+        self.what = what
+        self.mine = np.asarray(signature, dtype=np.int64)
+        self.table = np.empty((pg.size(), self.mine.size), dtype=np.int64)
+        self.agree = agree
+        MPI = _mpi()
         try:
-            reqs = start()
-        except _mpi().Exception as e:
+            self.req = pg._checks.Iallgather(self.mine, self.table)
+        except MPI.Exception as e:
             raise _fail(pg, what, f"MPI error: {e.Get_error_string()}") from None
-        work = Work(pg, what, reqs, finish)
+
+    def verdict(self) -> Optional["DistBackendError"]:
+        """None when the ranks agree, else the error to raise (the check's request completed)."""
+        if self.agree is not None:
+            bad = self.agree(self.table)
+        else:
+            bad = None if (self.table == self.mine).all() else (
+                "the ranks passed tensors of different sizes or dtypes (this rank: "
+                f"{self.mine.tolist()}; by rank: {self.table.tolist()})")
+        return None if bad is None else _fail(self.pg, self.what, bad, broken=False)
+
+    def wait(self) -> None:
+        """Blocks until the check came back (at most the group's timeout); raises when it failed."""
+        _wait_requests(self.pg, self.what, [self.req], time.monotonic() + self.pg._timeout.total_seconds())
+        err = self.verdict()
+        if err is not None:
+            raise err
+
+
+class _Queue:
+    """A group's collectives whose check was issued and whose call was not: they start in call
+    order (on every rank the same), each once its check completed."""
+
+    def __init__(self, pg: "ProcessGroup") -> None:
+        self.pg = pg
+        self.works: List[Work] = []
+
+    def advance(self, through: Optional[Work] = None, deadline: Optional[float] = None) -> None:
+        """Starts the works whose checks completed, in order; through: waits (until deadline) for
+        the checks up to that work and starts it."""
+        MPI = _mpi()
+        while self.works:
+            head = self.works[0]
+            if head._check is not None:
+                waiting = through is not None and through in self.works
+                try:
+                    if not waiting:
+                        if not head._check.req.Test():
+                            return
+                    else:  # a timeout names the collective waited for (an earlier one may be the cause)
+                        _wait_requests(self.pg, through._what, [head._check.req], deadline)
+                except MPI.Exception as e:
+                    raise _fail(self.pg, head._what, f"MPI error: {e.Get_error_string()}") from None
+            self.works.pop(0)
+            head._begin()
+
+    def add(self, work: Work) -> None:
+        self.works.append(work)
+        self.advance()
+
+
+def _queue(pg: "ProcessGroup") -> _Queue:
+    q = pg.__dict__.get("_queue")
+    if q is None:
+        q = pg._queue = _Queue(pg)
+    return q
+
+
+def _flush(pg: "ProcessGroup") -> None:
+    """Starts every collective of the group's queue (waiting for their checks): before any other
+    call on the group's communicator, so that every rank makes its calls in the same order."""
+    q = _queue(pg)
+    if q.works:
+        q.advance(through=q.works[-1], deadline=q.works[-1]._deadline)
+
+
+def _issue(pg, what: str, start, finish=None, async_op: bool = False, check=None, nbytes: int = 0,
+           p2p: bool = False):
+    """Runs start() -> requests as the `what` collective, after the cross-rank check of its
+    arguments when there is one (check: the signature, or a _Check): a Work when async_op, which
+    nothing here waits for; else waits for it. One Comm::<what> range of nbytes. p2p: a send or
+    receive, started at once (MPI matches those by peer and tag, not by order among collectives)."""
+    with _comm_event(what, nbytes):
+        if check is not None and not isinstance(check, _Check) and pg.size() > 1:
+            check = _Check(pg, what, check)
+        work = Work(pg, what, start, finish, check if isinstance(check, _Check) else None)
+        if p2p:
+            work._begin()
+        else:
+            _queue(pg).add(work)
         if not async_op:
             work.wait()
             return None
@@ -789,20 +922,16 @@ def _retained(work: Work) -> Work:
 
 
 def _check_across(pg, what: str, signature: List[int]) -> None:
-    """Every rank must pass the same signature (numbers of elements, dtype codes): one small
-    all-reduce of (s, -s) under MAX tells them all whether some rank differs."""
-    if pg.size() == 1:
-        return
-    MPI = _mpi()
-    s = np.asarray(signature, dtype=np.int64)
-    buf = np.concatenate([s, -s])
-    out = np.empty_like(buf)
-    req = pg._comm.Iallreduce(buf, out, MPI.MAX)
-    _wait_requests(pg, what, [req], time.monotonic() + pg._timeout.total_seconds())
-    if not np.array_equal(out[: len(s)], -out[len(s):]):
-        raise _fail(pg, what, "the ranks passed tensors of different sizes or dtypes "
-                              f"(this rank: {list(signature)}; max over ranks: {out[: len(s)].tolist()}, "
-                              f"min: {(-out[len(s):]).tolist()})", broken=False)
+    """Every rank must pass the same signature (numbers of elements, dtype codes): raises, on every
+    rank alike, when some rank differs (a blocking _Check)."""
+    if pg.size() > 1:
+        _Check(pg, what, signature).wait()
+
+
+def _nbytes(t) -> int:
+    """The bytes of t's elements (a Comm:: range's size: this rank's message, as PyTorch's
+    profiler gives a collective's element count and dtype)."""
+    return t.numel() * t.element_size()
 
 
 def _dtype_code(t) -> int:
@@ -875,7 +1004,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
         back()
 
     return _with_result(_issue(pg, "all_reduce", lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mop)], finish,
-                               async_op, [tensor.numel(), _dtype_code(tensor)]), [tensor])
+                               async_op, [tensor.numel(), _dtype_code(tensor)], _nbytes(tensor)), [tensor])
 
 
 def _with_result(work, tensors):
@@ -907,7 +1036,7 @@ def broadcast(tensor, src: int = 0, group=None, async_op: bool = False, group_sr
     work_t, finish = _staged(tensor)
     buf = _bytes(work_t)
     return _issue(pg, "broadcast", lambda: [pg._comm.Ibcast(buf, root)], finish, async_op,
-                  [tensor.numel(), _dtype_code(tensor), root])
+                  [tensor.numel(), _dtype_code(tensor), root], _nbytes(tensor))
 
 
 def _same_layout(tensors, ref, what: str, n: int) -> None:
@@ -942,7 +1071,7 @@ def all_gather(tensor_list: List, tensor, group=None, async_op: bool = False):
             _assign_bytes(t, part)
 
     return _issue(pg, "all_gather", lambda: [pg._comm.Iallgather(send, recv)], finish, async_op,
-                  [tensor.numel(), _dtype_code(tensor)])
+                  [tensor.numel(), _dtype_code(tensor)], _nbytes(tensor))
 
 
 def _assign_bytes(t, raw: np.ndarray) -> None:
@@ -988,7 +1117,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     out, finish = _staged(output_tensor)
     recv = _bytes(out)
     return _issue(pg, "all_gather_into_tensor", lambda: [pg._comm.Iallgather(send, recv)], finish, async_op,
-                  [input_tensor.numel(), _dtype_code(input_tensor)])
+                  [input_tensor.numel(), _dtype_code(input_tensor)], _nbytes(input_tensor))
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
@@ -1013,7 +1142,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
         back()
 
     return _issue(pg, "reduce_scatter_tensor", lambda: [pg._comm.Ireduce_scatter_block(send, recv, mop)],
-                  finish, async_op, [input.numel(), _dtype_code(input)])
+                  finish, async_op, [input.numel(), _dtype_code(input)], _nbytes(input))
 
 
 def gather(tensor, gather_list: Optional[List] = None, dst: int = 0, group=None, async_op: bool = False,
@@ -1036,7 +1165,7 @@ def gather(tensor, gather_list: Optional[List] = None, dst: int = 0, group=None,
                 _assign_bytes(t, recv[i * send.size:(i + 1) * send.size])
 
     return _issue(pg, "gather", lambda: [pg._comm.Igather(send, recv, root)], finish, async_op,
-                  [tensor.numel(), _dtype_code(tensor), root])
+                  [tensor.numel(), _dtype_code(tensor), root], _nbytes(tensor))
 
 
 def scatter(tensor, scatter_list: Optional[List] = None, src: int = 0, group=None, async_op: bool = False,
@@ -1052,7 +1181,7 @@ def scatter(tensor, scatter_list: Optional[List] = None, src: int = 0, group=Non
     out, finish = _staged(tensor)
     recv = _bytes(out)
     return _issue(pg, "scatter", lambda: [pg._comm.Iscatter(send, recv, root)], finish, async_op,
-                  [tensor.numel(), _dtype_code(tensor), root])
+                  [tensor.numel(), _dtype_code(tensor), root], _nbytes(tensor))
 
 
 def reduce(tensor, dst: Optional[int] = None, op=ReduceOp.SUM, group=None, async_op: bool = False,
@@ -1080,7 +1209,8 @@ def reduce(tensor, dst: Optional[int] = None, op=ReduceOp.SUM, group=None, async
                 _avg(buf, n)
             back()
 
-    return _issue(pg, "reduce", start, finish, async_op, [tensor.numel(), _dtype_code(tensor), root])
+    return _issue(pg, "reduce", start, finish, async_op, [tensor.numel(), _dtype_code(tensor), root],
+                  _nbytes(tensor))
 
 
 def _object_bytes(obj) -> "minitorch.Tensor":
@@ -1148,7 +1278,7 @@ def isend(tensor, dst: Optional[int] = None, group=None, tag: int = 0, group_dst
     if _nccl_for(pg, tensor):
         return _nccl_for(pg, tensor).send(pg, tensor, peer, tag)
     data = _bytes(_host(tensor))
-    return _issue(pg, "send", lambda: [pg._comm.Isend(data, peer, tag)], None, True)
+    return _issue(pg, "send", lambda: [pg._comm.Isend(data, peer, tag)], None, True, nbytes=data.size, p2p=True)
 
 
 def irecv(tensor, src: Optional[int] = None, group=None, tag: int = 0, group_src: Optional[int] = None):
@@ -1172,7 +1302,7 @@ def irecv(tensor, src: Optional[int] = None, group=None, tag: int = 0, group_src
             raise _fail(pg, "recv", f"received {got} bytes into a tensor of {data.size}", broken=False)
         back()
 
-    work = _issue(pg, "recv", lambda: [pg._comm.Irecv(data, peer, tag)], finish, True)
+    work = _issue(pg, "recv", lambda: [pg._comm.Irecv(data, peer, tag)], finish, True, nbytes=data.size, p2p=True)
     return work
 
 

@@ -1,16 +1,16 @@
 """all_to_all and all_to_all_single of minitorch.distributed (which re-exports them): MPI's
 MPI_Ialltoallv on the tensors' bytes, or NCCL's grouped sends and recvs for CUDA tensors of a
-"nccl" group (_nccl.py); before either, one small all-to-all of the element counts checks that
-what each rank sends another is what that one expects, so that a mismatch raises on every rank."""
+"nccl" group (_nccl.py); before either, one small all-gather of the element counts checks that
+what each rank sends another is what that one expects, so that a mismatch raises on every rank
+(nonblocking before MPI's: an async all_to_all raises it at wait())."""
 from __future__ import annotations
 
-import time
 from typing import List, Optional
 
 import numpy as np
 
-from minitorch.distributed import (_assign_bytes, _bytes, _check_tensor, _comm_event, _fail, _group, _host,
-                                   _issue, _mpi, _nccl_for, _pair_group, _staged, _wait_requests)
+from minitorch.distributed import (_assign_bytes, _bytes, _Check, _check_tensor, _group, _host, _issue, _mpi,
+                                   _nccl_for, _pair_group, _staged)
 
 
 def _split_sizes(splits, t, n: int, what: str) -> List[int]:
@@ -28,26 +28,21 @@ def _split_sizes(splits, t, n: int, what: str) -> List[int]:
     return splits
 
 
-def _check_pairs(pg, what: str, send_counts: List[int], recv_counts: List[int]) -> None:
-    """What each rank sends to q is what q expects from it: one all-to-all of the counts, then an
-    all-reduce of whether every rank found them equal (so that all raise, or none)."""
-    if pg.size() == 1:
-        if send_counts != recv_counts:
-            raise _fail(pg, what, f"this rank sends itself {send_counts} elements but expects {recv_counts}",
-                        broken=False)
-        return
-    MPI = _mpi()
-    sent = np.asarray(send_counts, dtype=np.int64)
-    expected = np.empty_like(sent)
-    deadline = time.monotonic() + pg._timeout.total_seconds()
-    _wait_requests(pg, what, [pg._comm.Ialltoall(sent, expected)], deadline)
-    ok = np.array([int(np.array_equal(expected, np.asarray(recv_counts, dtype=np.int64)))], dtype=np.int64)
-    every = np.empty_like(ok)
-    _wait_requests(pg, what, [pg._comm.Iallreduce(ok, every, MPI.MIN)], deadline)
-    if not every[0]:
-        raise _fail(pg, what, "the ranks' split sizes do not match (what a rank sends to another is not what "
-                              f"that one expects; this rank receives {recv_counts} elements, its peers send "
-                              f"{expected.tolist()})", broken=False)
+def _check_pairs(pg, what: str, send_counts: List[int], recv_counts: List[int]) -> _Check:
+    """The cross-rank check that what each rank sends to q is what q expects from it: every rank's
+    counts gathered (nonblocking), so that all raise, or none."""
+    n = pg.size()
+
+    def agree(table):
+        # table[p] = rank p's (send counts to each q, receive counts from each q)
+        if all(table[p][q] == table[q][n + p] for p in range(n) for q in range(n)):
+            return None
+        me = pg.rank()
+        return ("the ranks' split sizes do not match (what a rank sends to another is not what that one "
+                f"expects; this rank receives {recv_counts} elements, its peers send "
+                f"{[int(table[p][me]) for p in range(n)]})")
+
+    return _Check(pg, what, list(send_counts) + list(recv_counts), agree)
 
 
 def all_to_all_single(output, input, output_split_sizes: Optional[List[int]] = None,
@@ -65,9 +60,9 @@ def all_to_all_single(output, input, output_split_sizes: Optional[List[int]] = N
     outs = _split_sizes(output_split_sizes, output, n, "output_split_sizes")
     row_in = input.numel() // max(input.shape[0], 1) if input.dim() else input.numel()
     row_out = output.numel() // max(output.shape[0], 1) if output.dim() else output.numel()
-    with _comm_event("all_to_all_single"):
-        _check_pairs(pg, "all_to_all_single", [s * row_in for s in ins], [s * row_out for s in outs])
+    check = _check_pairs(pg, "all_to_all_single", [s * row_in for s in ins], [s * row_out for s in outs])
     if _nccl_for(pg, output, input):
+        check.wait()
         return _nccl_for(pg, input).all_to_all_single(pg, output, input, outs, ins, async_op)
     es = input.element_size()
     send = _bytes(_host(input))
@@ -80,7 +75,7 @@ def all_to_all_single(output, input, output_split_sizes: Optional[List[int]] = N
     MPI = _mpi()
     return _issue(pg, "all_to_all_single",
                   lambda: [pg._comm.Ialltoallv([send, (sc, sd), MPI.BYTE], [recv, (rc, rd), MPI.BYTE])], finish,
-                  async_op)
+                  async_op, check, send.size)
 
 
 def all_to_all(output_tensor_list: List, input_tensor_list: List, group=None, async_op: bool = False):
@@ -97,10 +92,10 @@ def all_to_all(output_tensor_list: List, input_tensor_list: List, group=None, as
     dtypes = {t.dtype for t in [*output_tensor_list, *input_tensor_list]}
     if len(dtypes) != 1:
         raise RuntimeError("all_to_all: every tensor must have the same dtype")
-    with _comm_event("all_to_all"):
-        _check_pairs(pg, "all_to_all", [t.numel() for t in input_tensor_list],
-                     [t.numel() for t in output_tensor_list])
+    check = _check_pairs(pg, "all_to_all", [t.numel() for t in input_tensor_list],
+                         [t.numel() for t in output_tensor_list])
     if _nccl_for(pg, *output_tensor_list, *input_tensor_list):
+        check.wait()
         return _nccl_for(pg, input_tensor_list[0]).all_to_all(pg, output_tensor_list, input_tensor_list, async_op)
     parts = [_bytes(_host(t)) for t in input_tensor_list]
     send = np.concatenate(parts) if parts else np.empty(0, np.uint8)
@@ -118,4 +113,4 @@ def all_to_all(output_tensor_list: List, input_tensor_list: List, group=None, as
 
     return _issue(pg, "all_to_all",
                   lambda: [pg._comm.Ialltoallv([send, (sc, sd), MPI.BYTE], [recv, (rc, rd), MPI.BYTE])], finish,
-                  async_op)
+                  async_op, check, send.size)

@@ -100,7 +100,8 @@ class Communicator:
                 uid = pg._store.get(key)
         elif pg.size() > 1:  # a nonblocking broadcast, waited for at most the group's timeout
             buf = np.frombuffer(uid, dtype=np.uint8).copy()
-            req = pg._comm.Ibcast(buf, root=0)
+            # on the checks' communicator, whose calls every rank makes in call order (dist.Work)
+            req = pg._checks.Ibcast(buf, root=0)
             dist._wait_requests(pg, "ncclCommInitRank", [req], time.monotonic() + pg._timeout.total_seconds())
             uid = buf.tobytes()
         self.handle = _cuda().nccl_comm_init(device, pg.size(), uid, me, pg._timeout.total_seconds())
@@ -193,6 +194,7 @@ class NcclWork(dist.Work):
         self._comm = comm
         self._done = False
         self._finish = None
+        self._error = None
         self._deadline = time.monotonic() + pg._timeout.total_seconds()
         cuda = _cuda()
         self._event = cuda.event_create(comm.device, False, False)
@@ -220,13 +222,12 @@ class NcclWork(dist.Work):
     def wait(self, timeout=None) -> bool:
         deadline = self._deadline if timeout is None else min(self._deadline,
                                                               time.monotonic() + timeout.total_seconds())
-        with dist._comm_event(self._what + ".wait"):
-            while not self.is_completed():
-                if time.monotonic() > deadline:
-                    raise _broken(self._pg, self._comm, self._what,
-                                  f"timed out after {self._pg._timeout.total_seconds():g} s (a peer process died, "
-                                  f"or did not call {self._what} with this group); the communicator was aborted")
-                time.sleep(0.0002)
+        while not self.is_completed():
+            if time.monotonic() > deadline:
+                raise _broken(self._pg, self._comm, self._what,
+                              f"timed out after {self._pg._timeout.total_seconds():g} s (a peer process died, "
+                              f"or did not call {self._what} with this group); the communicator was aborted")
+            time.sleep(0.0002)
         return True
 
 
@@ -260,10 +261,12 @@ def _run(pg, comm: Communicator, what: str, calls, after=None):
         after()
 
 
-def issue(pg, what: str, tensors: List, calls_fn, after=None, async_op: bool = False, check=None):
+def issue(pg, what: str, tensors: List, calls_fn, after=None, async_op: bool = False, check=None,
+          nbytes: Optional[int] = None):
     """One NCCL collective over the CUDA tensors: the cross-rank check (over MPI) when given and
-    new to this group, the calls calls_fn(comm) returns, then after; a NcclWork when async_op."""
-    with dist._comm_event(what):
+    new to this group, the calls calls_fn(comm) returns, then after; a NcclWork when async_op.
+    One Comm::<what> range of nbytes (this rank's message; by default tensors[0]'s bytes)."""
+    with dist._comm_event(what, dist._nbytes(tensors[0]) if nbytes is None else nbytes):
         if check is not None:
             _check_once(pg, what, check)
         dev = _device(pg, *tensors)
@@ -331,7 +334,7 @@ def all_gather_into_tensor(pg, out, inp, async_op):
     dst, back = _contiguous(out)
     return issue(pg, "all_gather_into_tensor", [out, inp],
                  lambda c: [(ALL_GATHER, _ptr(src), _ptr(dst), src.numel(), typ, 0, 0)], back, async_op,
-                 [inp.numel(), dist._dtype_code(inp)])
+                 [inp.numel(), dist._dtype_code(inp)], dist._nbytes(inp))
 
 
 def all_gather(pg, tensor_list, tensor, async_op):
@@ -356,7 +359,7 @@ def reduce_scatter_tensor(pg, out, inp, op, async_op):
     dst, back = _contiguous(out)
     return issue(pg, "reduce_scatter_tensor", [out, inp],
                  lambda c: [(REDUCE_SCATTER, _ptr(src), _ptr(dst), dst.numel(), typ, nop, 0)], back, async_op,
-                 [inp.numel(), dist._dtype_code(inp)])
+                 [inp.numel(), dist._dtype_code(inp)], dist._nbytes(inp))
 
 
 def gather(pg, tensor, gather_list, root, async_op):
@@ -440,7 +443,7 @@ def all_to_all_single(pg, output, input, out_splits: List[int], in_splits: List[
         if back is not None:
             back()
 
-    return issue(pg, "all_to_all_single", [output, input], calls, after, async_op)
+    return issue(pg, "all_to_all_single", [output, input], calls, after, async_op, nbytes=dist._nbytes(input))
 
 
 def all_to_all(pg, output_list, input_list, async_op):
@@ -467,7 +470,8 @@ def all_to_all(pg, output_list, input_list, async_op):
             if back is not None:
                 back()
 
-    return issue(pg, "all_to_all", [*output_list, *input_list], calls, after, async_op)
+    return issue(pg, "all_to_all", [*output_list, *input_list], calls, after, async_op,
+                 nbytes=sum(dist._nbytes(t) for t in input_list))
 
 
 def send(pg, tensor, peer: int, tag: int):

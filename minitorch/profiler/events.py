@@ -70,6 +70,7 @@ class FunctionEvent:
     stack: list = field(default_factory=list)
     count: int = 1
     flops: int = 0  # with_flops: the op's floating-point operations as PyTorch counts them (op_flops)
+    bytes: int = 0  # a Comm:: range: the bytes of this rank's message (distributed._comm_event)
 
     @property
     def key(self) -> str:
@@ -197,7 +198,7 @@ def build(raw: list, gpu_raw: list = (), with_flops: bool = False):
         label = name if detail == "user_annotation" else f"{layer}::{name}"
         e = FunctionEvent(len(functions), label, layer, detail, tid, depth, start, end,
                           _parse_list(shapes), _parse_list(dtypes), correlation=corr, cpu_parent=parent,
-                          stack=stack_text.split("\n") if stack_text else [])
+                          stack=stack_text.split("\n") if stack_text else [], bytes=nbytes)
         if with_flops and layer == "Op":
             e.flops = op_flops(name, e.input_shapes, flop_args)
         if parent is not None:
@@ -335,6 +336,8 @@ def chrome_trace(functions: List[FunctionEvent], memory: List[MemoryEvent], path
             args["correlation"] = e.correlation
         if e.stack:
             args["Call stack"] = ";".join(e.stack)
+        if e.bytes:
+            args["Bytes"] = e.bytes
         out.append({"ph": "X", "cat": cat, "name": e.name, "pid": pid, "tid": e.thread,
                     "ts": us(e.start_ns), "dur": (e.end_ns - e.start_ns) / 1e3, "args": args})
     flows_started = set()

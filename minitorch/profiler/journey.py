@@ -32,7 +32,9 @@ def describe(e) -> str:
         hit = {1: ", cache hit", 0: ", cache miss"}.get(e.cache, "")
         return f"{e.pool} allocator {verb} {abs(e.bytes)} B on {e.device}{hit}"
     if e.layer == "Python" and e.detail == "user_annotation" and e.name.startswith("Comm::"):
-        return f"collective of minitorch.distributed: {e.name[6:]}"  # see distributed._comm_event (MPI or NCCL below)
+        # see distributed._comm_event (MPI or NCCL below); the bytes are this rank's message
+        size = f", {e.bytes} B" if getattr(e, "bytes", 0) else ""
+        return f"collective of minitorch.distributed: {e.name[6:]}{size}"
     key = e.detail if e.layer == "Python" else (f"Op/{e.detail}" if f"Op/{e.detail}" in _WHAT else e.layer)
     text = _WHAT.get(key, e.detail).format(detail=e.detail, short=e.name.split("::")[-1])
     if e.layer == "Op" and e.input_shapes:

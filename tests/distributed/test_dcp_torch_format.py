@@ -48,6 +48,46 @@ def test_one_process_both_ways(tmp_path):
     assert md.state_dict_metadata["w"].size == (7, 5) and isinstance(md.state_dict_metadata["w"].size, minitorch.Size)
 
 
+def test_compressed_items_both_ways(tmp_path):
+    """torch 2.13's FileSystemWriter(_extensions=[ZStandard()]) compresses each item (zstd, its
+    descriptor "stream.zstd/1" in the item's _StorageInfo): minitorch reads that, and writes it."""
+    torch, dcp = torch_dcp()
+    from torch.distributed.checkpoint._extension import ZStandard as TorchZStandard
+
+    from minitorch.distributed.checkpoint._extension import ExtensionRegistry, ZStandard
+
+    if not ZStandard.is_available():
+        pytest.skip("zstd needs the zstandard or the pyzstd module")
+    big = np.zeros((64, 64))  # compresses well: the item is shorter than torch.save's bytes
+    dcp.save({"w": torch.from_numpy(X), "big": torch.from_numpy(big), "opt": {"lr": 0.5}},
+             storage_writer=dcp.FileSystemWriter(str(tmp_path / "theirs"), _extensions=[TorchZStandard()]),
+             no_dist=True)
+    md = mdcp.FileSystemReader(tmp_path / "theirs").read_metadata()
+    infos = list(md.storage_data.values())
+    assert infos and all(list(i.transform_descriptors) == ["stream.zstd/1"] for i in infos)
+    assert max(i.length for i in infos) < big.nbytes // 4
+    mine = {"w": minitorch.zeros(7, 5, dtype=minitorch.float64), "big": minitorch.ones(64, 64, dtype=minitorch.float64),
+            "opt": {"lr": 0.0}}
+    mdcp.load(mine, checkpoint_id=tmp_path / "theirs", no_dist=True)
+    np.testing.assert_array_equal(mine["w"].numpy(), X)
+    np.testing.assert_array_equal(mine["big"].numpy(), big)
+    assert mine["opt"]["lr"] == 0.5
+
+    mdcp.save({"w": minitorch.from_numpy(X * 2), "big": minitorch.from_numpy(big), "step": 4},
+              storage_writer=mdcp.FileSystemWriter(tmp_path / "mine", _extensions=[ZStandard()]), no_dist=True)
+    theirs = {"w": torch.zeros(7, 5, dtype=torch.float64), "big": torch.ones(64, 64, dtype=torch.float64), "step": 0}
+    dcp.load(theirs, checkpoint_id=str(tmp_path / "mine"), no_dist=True)
+    np.testing.assert_array_equal(theirs["w"].numpy(), X * 2)
+    np.testing.assert_array_equal(theirs["big"].numpy(), big)
+    assert theirs["step"] == 4
+    tmd = dcp.FileSystemReader(str(tmp_path / "mine")).read_metadata()
+    assert all(list(i.transform_descriptors) == ["stream.zstd/1"] for i in tmd.storage_data.values())
+    with pytest.raises(ValueError, match="Unknown extension name='stream.lz4'"):
+        ExtensionRegistry().from_descriptor_list(["stream.lz4/1"])
+    with pytest.raises(ValueError, match="Unknown extension version='2'"):
+        ExtensionRegistry().from_descriptor_list(["stream.zstd/2"])
+
+
 def test_metadata_refuses_other_globals(tmp_path):
     (tmp_path / ".metadata").write_bytes(pickle.dumps(os.system))
     with pytest.raises(pickle.UnpicklingError, match="may not name the global"):

@@ -13,7 +13,7 @@ import os
 import pathlib
 import pickle
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import IO, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import minitorch
 
@@ -187,14 +187,33 @@ class _Folder:
 
 class FileSystemWriter(_Folder):
     """Writes a checkpoint into the folder path (made if missing; files already there are replaced
-    when overwrite)."""
+    when overwrite); each item through the _extensions' transforms (ZStandard: compressed)."""
 
     def __init__(self, path: Union[str, os.PathLike], single_file_per_rank: bool = True, sync_files: bool = True,
                  thread_count: int = 1, per_thread_copy_ahead: int = 10_000_000,
-                 cache_staged_state_dict: bool = False, overwrite: bool = True) -> None:
+                 cache_staged_state_dict: bool = False, overwrite: bool = True,
+                 _extensions: Optional[Sequence[Any]] = None, serialization_format: Any = None) -> None:
         super().__init__(path)
         self.sync_files = sync_files
         self.overwrite = overwrite
+        self.extensions = () if _extensions is None else tuple(_extensions)
+        if serialization_format is not None and getattr(serialization_format, "value", serialization_format) \
+                != "torch_save":
+            raise NotImplementedError(f"minitorch writes checkpoints as torch.save does only, not "
+                                      f"{serialization_format}")
+
+    def _transformed(self, raw: memoryview) -> Tuple[bytes, Optional[List[str]]]:
+        """raw through the extensions' transforms, and their descriptors (last applied first, as
+        PyTorch records them); (raw, None) without extensions."""
+        if not self.extensions:
+            return raw, None
+        out = io.BytesIO()
+        stream = _NoClose(out)
+        for ex in self.extensions:
+            stream = ex.transform_to(stream)
+        stream.write(raw)
+        stream.close()
+        return out.getbuffer(), [ex.get_descriptor() for ex in reversed(self.extensions)]
 
     def check(self) -> None:
         if not self.overwrite and os.path.exists(os.path.join(self.path, _METADATA)):
@@ -214,9 +233,10 @@ class FileSystemWriter(_Folder):
                     value = value.detach().cpu().contiguous().clone()
                 buf = io.BytesIO()
                 minitorch.save(value, buf)
-                f.write(buf.getbuffer())
-                where[index] = _StorageInfo(name, offset, buf.tell())
-                offset += buf.tell()
+                data, descriptors = self._transformed(buf.getbuffer())
+                f.write(data)
+                where[index] = _StorageInfo(name, offset, len(data), descriptors)
+                offset += len(data)
             if self.sync_files:
                 f.flush()
                 os.fsync(f.fileno())
@@ -230,8 +250,27 @@ class FileSystemWriter(_Folder):
         os.replace(tmp, os.path.join(self.path, _METADATA))
 
 
+class _NoClose(io.RawIOBase):
+    """A writer into raw that closing leaves open (a transform's close ends its stream only)."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__()
+        self.raw = raw
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        return self.raw.write(b)
+
+
 class FileSystemReader(_Folder):
-    """Reads a checkpoint that FileSystemWriter wrote into the folder path."""
+    """Reads a checkpoint that FileSystemWriter (PyTorch's or minitorch's) wrote into the folder
+    path; items written through transforms are read through the registry's extensions."""
+
+    def __init__(self, path: Union[str, os.PathLike], _extension_registry: Any = None) -> None:
+        super().__init__(path)
+        self.extension_registry = _extension_registry
 
     def read_metadata(self) -> Metadata:
         path = os.path.join(self.path, _METADATA)
@@ -246,12 +285,17 @@ class FileSystemReader(_Folder):
     def read(self, info: _StorageInfo, entry=None, sizes: Optional[Tuple[int, ...]] = None) -> Any:
         """The value stored at info: a CPU tensor (a chunk), or the object (loaded as torch.load
         does with weights_only: tensors, containers and plain values)."""
-        if info.transform_descriptors:
-            raise NotImplementedError(f"minitorch reads no transformed checkpoint items "
-                                      f"({list(info.transform_descriptors)})")
         with open(os.path.join(self.path, info.relative_path), "rb") as f:
             f.seek(info.offset)
             raw = f.read(info.length)
+        if info.transform_descriptors:
+            from minitorch.distributed.checkpoint._extension import ExtensionRegistry
+
+            registry = self.extension_registry or ExtensionRegistry()
+            stream: IO[bytes] = io.BytesIO(raw)
+            for ex in registry.from_descriptor_list(info.transform_descriptors):
+                stream = ex.transform_from(stream)
+            raw = stream.read()
         value = minitorch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
         if isinstance(entry, TensorStorageMetadata) and sizes is not None and tuple(value.shape) != tuple(sizes):
             raise RuntimeError(f"a checkpoint chunk holds {tuple(value.shape)} elements where its metadata says "

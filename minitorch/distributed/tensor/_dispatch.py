@@ -387,5 +387,6 @@ def _checked(rule: Callable) -> Callable:
 
 
 _RULES.update({name: _checked(rule) for name, rule in _shape_ops.RULES.items()})
+_RULES["__setitem__"] = _shape_ops._setitem  # its own checks, with PyTorch's messages for each case
 _RULES.update({name: _checked(_random.random_op) for name in _random.RANDOM_OPS})
 _RULES["dropout"] = _checked(_random.dropout)

@@ -12,6 +12,9 @@ cross_entropy), as PyTorch's sharding propagation lays them out (torch/distribut
 - embedding: indices sharded -> the output sharded alike; the table sharded by rows -> each
   rank looks its own rows up and the output is the sum of the ranks' parts (_MaskPartial); by
   columns -> the output sharded on its last dimension;
+- x[index] = value (a DTensor, gathered whole): each rank writes its part of the region, in place
+  (an index of ints, slices, None and Ellipsis; a tensor index only into a replicated x); a
+  number or a plain tensor raises, as PyTorch 2.13's;
 - cross_entropy over a batch sharded evenly: each rank's loss of its rows, Partial(avg) (mean),
   Partial(sum) (sum) or sharded (none).
 Each computes on the local tensors (so autograd runs locally), the output's global shape from
@@ -253,6 +256,90 @@ def _getitem(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
     return _out(_local(func, (x, index), {}), self.device_mesh, dst, out_shape)
 
 
+def _replicated(obj: Any) -> Any:
+    """obj with each DTensor in it replicated (an index or a value written into a replicated tensor)."""
+    if isinstance(obj, DTensor):
+        return _redistribute(obj, [Replicate()] * len(obj.placements))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_replicated(o) for o in obj)
+    return obj
+
+
+def _local_key(index: Any, shape: Sequence[int], offset: Sequence[int], size: Sequence[int]):
+    """(this rank's part of a basic index: the index into its local tensor, and the slices of the
+    indexed region's values that go there), for an index of ints, slices, None and Ellipsis into
+    a tensor of global shape whose local tensor starts at offset and holds size; None where this
+    rank holds nothing of the region."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    used = sum(1 for it in items if it is not None and it is not Ellipsis)
+    rest = [slice(None)] * (len(shape) - used)  # every dimension named: a sharded one is localised too
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items[at:at + 1] = rest
+    else:
+        items += rest
+    local: List[Any] = []
+    values: List[slice] = []
+    d = 0
+    for it in items:
+        if it is None:
+            local.append(None)
+            values.append(slice(None))
+            continue
+        lo, n = offset[d], size[d]
+        if isinstance(it, int):
+            k = it + shape[d] if it < 0 else it
+            if not lo <= k < lo + n:
+                return None
+            local.append(k - lo)
+        else:
+            start, stop, step = it.indices(shape[d])
+            count = len(range(start, stop, step))
+            j0 = min(count, max(0, -(-(lo - start) // step)))  # the first position at or past lo
+            j1 = min(count, max(0, -(-(lo + n - start) // step)))  # ... at or past lo + n
+            local.append(slice(start + j0 * step - lo, start + j0 * step - lo + (j1 - j0) * step, step)
+                         if j1 > j0 else slice(0, 0))
+            values.append(slice(j0, max(j0, j1)))
+        d += 1
+    return tuple(local), tuple(values)
+
+
+def _setitem(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
+    """x[index] = value in place, as PyTorch 2.13's DTensor: a number raises (aten.fill_ has no
+    strategy), a plain tensor raises; a DTensor value goes to the ranks that hold the region
+    (each writes its part; PyTorch leaves a sharded self unchanged when the index selects along
+    a sharded dimension, writing into a replicated copy). A tensor index (mask, indices) writes
+    into a replicated self only, as PyTorch's index_put_."""
+    from minitorch.distributed.tensor._dispatch import _operands
+
+    self, index, value = args[0], args[1], args[2]
+    if _index_dims(index, self.dim()) is None:
+        _operands("index_put_", (self, index, value), {})
+        if not all(p.is_replicate() for p in self.placements):
+            raise RuntimeError("aten.index_put_.default: in-place operations that require placement changes are "
+                               f"not supported. The input has placement {tuple(self.placements)}, but no valid "
+                               "strategy preserves this placement. Please use the out-of-place version of this "
+                               "operation instead.")
+        return _local(func, (self, _replicated(index), _replicated(value)), {})
+    if not isinstance(value, minitorch.Tensor):
+        raise NotImplementedError("Operator aten.fill_.Tensor does not have a sharding strategy registered.")
+    if not isinstance(value, DTensor):
+        raise RuntimeError("aten.copy_.default got mixed torch.Tensor and DTensor, need to convert all "
+                           "torch.Tensor to DTensor before calling distributed operators!")
+    _operands("copy_", (self, value), {})
+    if any(p.is_partial() for p in self.placements):
+        raise NotImplementedError("Operator aten.copy_.default does not have a sharding strategy registered.")
+    region = _global_shape(lambda t, i: t[i], (self, index), {})
+    whole = value.full_tensor().broadcast_to(region)
+    shape = tuple(self.shape)
+    where = _local_key(index, shape, _rd.local_offset(shape, self.device_mesh, self.placements),
+                       _rd.local_shape(shape, self.device_mesh, self.placements))
+    if where is not None:
+        local, values = where
+        _local(func, (self, local, whole[values]), {})
+    return None
+
+
 def _cat(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
     """cat, stack (and their aliases): the inputs laid out as the first, replicated along the
     concatenated dimension; stack's new dimension shifts the later ones."""
@@ -382,7 +469,7 @@ RULES: Dict[str, Callable] = {
     **{n: _view for n in ("view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "view_as",
                           "reshape_as", "_unsafe_view", "expand", "expand_as", "broadcast_to")},
     **{n: _permute for n in ("permute", "movedim", "moveaxis", "swapaxes", "swapdims")},
-    "__getitem__": _getitem, "cat": _cat, "concat": _cat, "concatenate": _cat, "stack": _cat,
+    "__getitem__": _getitem, "__setitem__": _setitem, "cat": _cat, "concat": _cat, "concatenate": _cat, "stack": _cat,
     "softmax": _softmax, "log_softmax": _softmax, "_softmax": _softmax, "_log_softmax": _softmax,
     "layer_norm": _layer_norm, "embedding": _embedding, "cross_entropy_loss": _cross_entropy,
 }

@@ -73,11 +73,17 @@ elif mode == "shape":
     res["after"] = t.cpu().numpy().copy()
     # the cross-rank check of the sizes: before every MPI collective, once per signature for NCCL
     checks = []
-    check = dist._check_across
-    dist._check_across = lambda *a: (checks.append(a[1]), check(*a))[1]
+    check = dist._Check
+
+    class Counted(check):
+        def __init__(self, pg, what, *args):
+            checks.append(what)
+            super().__init__(pg, what, *args)
+
+    dist._Check = Counted
     for _ in range(5):
         dist.all_reduce(t, group=G)
-    dist._check_across = check
+    dist._Check = check
     res["checks_repeated"] = np.array(len(checks))
 elif mode == "ddp_model":
     from minitorch import nn
