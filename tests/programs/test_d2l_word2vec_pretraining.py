@@ -1,9 +1,10 @@
 """The d2l book's (1.0 edition) "The Dataset for Pretraining Word Embeddings" and "Pretraining
 word2vec" sections as written, the PTB download replaced by a few local sentences in its form and
 d2l's Vocab, Accumulator and animator by the few lines of them a run uses: subsampling by
-random.uniform against sqrt(t / frequency) (t = 1e-1 for the small corpus, the book's 1e-4), get_centers_and_contexts over random.randint windows,
-the RandomGenerator caching random.choices(population, sampling_weights, k=10000), noise words drawn
-with counter[...] ** 0.75 weights, batchify padding contexts and negatives with masks and labels into
+random.uniform against sqrt(t / frequency) (t = 1e-1 for the small corpus, the book's 1e-4),
+get_centers_and_contexts over random.randint windows, the RandomGenerator caching
+random.choices(population, sampling_weights, k=10000), noise words drawn with counter[...] ** 0.75
+weights, batchify padding contexts and negatives with masks and labels into
 torch.tensor(centers).reshape((-1, 1)) and friends, a PTBDataset in a DataLoader(shuffle=True,
 collate_fn=batchify); then the skip-gram model (nn.Embedding pair in an nn.Sequential, torch.bmm of
 embed_v(center) and embed_u(contexts_and_negatives).permute(0, 2, 1)), SigmoidBCELoss through

@@ -169,15 +169,17 @@ class BlockMask:
         q_num_blocks = q_indices = full_q_num_blocks = full_q_indices = None
         if compute_q_blocks:
             cols = kv_indices.shape[-1]
-            q_num_blocks, q_indices = _dense_to_ordered(_ordered_to_dense(kv_num_blocks, kv_indices, cols).transpose(-2, -1))
+            dense = _ordered_to_dense(kv_num_blocks, kv_indices, cols)
+            q_num_blocks, q_indices = _dense_to_ordered(dense.transpose(-2, -1))
             if full_kv_num_blocks is not None:
                 full_q_num_blocks, full_q_indices = _dense_to_ordered(
                     _ordered_to_dense(full_kv_num_blocks, full_kv_indices, cols).transpose(-2, -1))
         BLOCK_SIZE = (BLOCK_SIZE, BLOCK_SIZE) if isinstance(BLOCK_SIZE, int) else tuple(BLOCK_SIZE)
         if seq_lengths is None:
             seq_lengths = (kv_indices.shape[-2] * BLOCK_SIZE[0], kv_indices.shape[-1] * BLOCK_SIZE[1])
+        mask_mod = noop_mask if mask_mod is None else mask_mod
         return cls(seq_lengths, kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, q_num_blocks,
-                   q_indices, full_q_num_blocks, full_q_indices, BLOCK_SIZE, noop_mask if mask_mod is None else mask_mod)
+                   q_indices, full_q_num_blocks, full_q_indices, BLOCK_SIZE, mask_mod)
 
     def as_tuple(self, flatten: bool = True) -> Tuple[Any, ...]:
         block_size = (self.BLOCK_SIZE[0], self.BLOCK_SIZE[1]) if flatten else (self.BLOCK_SIZE,)
@@ -249,7 +251,8 @@ class BlockMask:
         return (f"BlockMask(\n    kv_num_blocks={self.kv_num_blocks.shape},\n    kv_indices={self.kv_indices.shape},\n"
                 f"    full_kv_num_blocks={shape_or_none(self.full_kv_num_blocks)},\n"
                 f"    full_kv_indices={shape_or_none(self.full_kv_indices)},\n"
-                f"    q_num_blocks={shape_or_none(self.q_num_blocks)},\n    q_indices={shape_or_none(self.q_indices)},\n"
+                f"    q_num_blocks={shape_or_none(self.q_num_blocks)},\n"
+                f"    q_indices={shape_or_none(self.q_indices)},\n"
                 f"    full_q_num_blocks={shape_or_none(self.full_q_num_blocks)},\n"
                 f"    full_q_indices={shape_or_none(self.full_q_indices)},\n    BLOCK_SIZE={self.BLOCK_SIZE},\n"
                 f"    shape={self.shape},\n    sparsity={self.sparsity():.2f}%,\n"
