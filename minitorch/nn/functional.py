@@ -1038,7 +1038,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  dropout_p: float = 0.0, is_causal: bool = False, *, scale: Optional[float] = None,
                                  enable_gqa: bool = False) -> Tensor:
     """softmax(query @ key^T * scale + mask) @ value, one op; fails as PyTorch's does when
-    nn.attention.sdpa_kernel (or backends.cuda) allows no backend that could run it."""
+    nn.attention.sdpa_kernel (or backends.cuda) allows no backend that could run it. A tensor
+    subclass among the arguments (nn.attention.bias.CausalBias as attn_mask) gets the call through
+    __torch_function__ with this function as the public API, as PyTorch's."""
+    if has_torch_function_variadic(query, key, value, attn_mask):
+        return handle_torch_function(scaled_dot_product_attention, (query, key, value, attn_mask), query, key, value,
+                                     attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                                     enable_gqa=enable_gqa)
     _sdpa_allowed(query, key, value, dropout_p)
     return _C.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
                                            enable_gqa=enable_gqa)
