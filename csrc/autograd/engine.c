@@ -319,6 +319,21 @@ python_seed(mt_tensor *root, mt_tensor **out)
     return st;
 }
 
+/* An alias of saved output o for a formula run under create_graph: a __torch_dispatch__
+ * subclass's is its class's aten.alias (a plain view of it would have no class to run ops). */
+static mt_status
+saved_alias(mt_tensor *o, mt_tensor **out)
+{
+    if (!o->python_dispatch) {
+        return mt_tensor_view(o, o->ndim, o->sizes, o->strides, o->offset, out);
+    }
+    bool grad = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    mt_status st = mt_op_alias(o, out);
+    mt_set_grad_enabled(grad);
+    return st;
+}
+
 /* Runs node n: its formula on its completed buffers, the results sent along its edges. */
 static mt_status
 run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
@@ -389,7 +404,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         mt_tensor *o = n->saved_out[k];
         if (o && o->grad_fn == NULL) {
             mt_tensor *alias = NULL;
-            st = mt_tensor_view(o, o->ndim, o->sizes, o->strides, o->offset, &alias);
+            st = saved_alias(o, &alias);
             if (st == MT_OK) {
                 alias->grad_fn = mt_node_retain(n);
                 alias->output_nr = k;

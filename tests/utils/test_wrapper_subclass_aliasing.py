@@ -167,3 +167,33 @@ def test_double_backward_through_a_wrapper(lib):
     plain = lib.tensor([0.5, -1.0], dtype=lib.float32)
     want = (2 * plain.cos() - plain * plain.sin()).tolist()
     assert type(ggb) is W and ggb.elem.tolist() == pytest.approx(want, rel=1e-6)
+
+
+SECOND_ORDER = {
+    "view": lambda lib, a: (a.view(2, 2) ** 3).sum(),
+    "t_matmul": lambda lib, a: (a.view(2, 2).t() @ a.view(2, 2)).sum(),
+    "slices": lambda lib, a: (a[1:] * a[:-1]).pow(2).sum(),
+    "exp": lambda lib, a: a.exp().mul(a).sum(),
+    "mean": lambda lib, a: (a - a.mean()).pow(2).mean(),
+    "tanh": lambda lib, a: lib.tanh(a).sum(),
+    "sigmoid": lambda lib, a: lib.sigmoid(a * 2).sum(),
+    "softmax": lambda lib, a: lib.softmax(a, 0).pow(2).sum(),
+    "mm": lambda lib, a: (a.view(2, 2) @ a.view(2, 2)).sum(),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("case", list(SECOND_ORDER))
+def test_second_derivatives_through_a_wrapper_as_torch(case):
+    """create_graph=True, then a backward of the gradient: the formulas' saved outputs and the
+    zeros an index's gradient is written into are of the wrapper's class too."""
+    def go(lib):
+        W = wrapper_class(lib)
+        a = W(lib.tensor([0.5, -1.0, 2.0, 0.3]), requires_grad=True)
+        (g,) = lib.autograd.grad(SECOND_ORDER[case](lib, a), a, create_graph=True)
+        (gg,) = lib.autograd.grad(g.pow(2).sum(), a)
+        return type(g).__name__, type(gg).__name__, gg.elem.tolist()
+
+    got, want = go(minitorch), go(torch)
+    assert got[:2] == want[:2] == ("W", "W")
+    assert got[2] == pytest.approx(want[2], rel=1e-5, abs=1e-6)
