@@ -237,6 +237,12 @@ class TensorMethods:
         """self re-pointed in place to the view as_strided(size, stride, storage_offset) of its
         own storage (the offset defaults to self's); the version counter counts the change."""
         if self.requires_grad and _C.is_grad_enabled():
+            base = self._base
+            if self.is_leaf and base is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            if base is not None and base.is_leaf and base.requires_grad:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
             raise RuntimeError("as_strided_: minitorch does not record an in-place view change of a tensor "
                                "that requires grad; use as_strided (out of place)")
         from .autograd.graph import increment_version

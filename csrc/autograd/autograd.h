@@ -317,6 +317,12 @@ mt_status mt_backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *gr
                       bool retain_graph, bool create_graph, int n_inputs, mt_tensor *const *inputs,
                       mt_tensor **captured);
 
+/* The backward run going on in this thread (the innermost): its id, 0 when none (PyTorch's
+ * _current_graph_task_id), and whether it runs node n: n was reached from its roots and, with
+ * inputs given, leads to one of them (_will_engine_execute_node); -1 when none runs. */
+uint64_t mt_autograd_current_run(void);
+int mt_autograd_will_execute(const mt_node *n);
+
 /* ---- helpers for formulas: one op each, through the dispatcher ---- */
 
 /* *out = x * s (s a number) */

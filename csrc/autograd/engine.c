@@ -127,6 +127,16 @@ join(graph *g, mt_node *x)
     return push(&g->all, &g->nall, &g->capall, mt_node_retain(x));
 }
 
+/* The run this thread is in (the innermost: a node's backward may start another), for the
+ * hooks that ask about it while it runs. */
+static _Thread_local const graph *current_run;
+
+uint64_t
+mt_autograd_current_run(void)
+{
+    return current_run ? current_run->run : 0;
+}
+
 /* Marks every node reachable from n as part of this run and counts its incoming edges. */
 static mt_status
 discover(graph *g, mt_node *root)
@@ -309,6 +319,21 @@ python_seed(mt_tensor *root, mt_tensor **out)
     return st;
 }
 
+/* An alias of saved output o for a formula run under create_graph: a __torch_dispatch__
+ * subclass's is its class's aten.alias (a plain view of it would have no class to run ops). */
+static mt_status
+saved_alias(mt_tensor *o, mt_tensor **out)
+{
+    if (!o->python_dispatch) {
+        return mt_tensor_view(o, o->ndim, o->sizes, o->strides, o->offset, out);
+    }
+    bool grad = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    mt_status st = mt_op_alias(o, out);
+    mt_set_grad_enabled(grad);
+    return st;
+}
+
 /* Runs node n: its formula on its completed buffers, the results sent along its edges. */
 static mt_status
 run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
@@ -379,7 +404,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         mt_tensor *o = n->saved_out[k];
         if (o && o->grad_fn == NULL) {
             mt_tensor *alias = NULL;
-            st = mt_tensor_view(o, o->ndim, o->sizes, o->strides, o->offset, &alias);
+            st = saved_alias(o, &alias);
             if (st == MT_OK) {
                 alias->grad_fn = mt_node_retain(n);
                 alias->output_nr = k;
@@ -485,11 +510,22 @@ root_grad(int k, mt_tensor *root, mt_tensor *given, mt_tensor **out)
     return mt_op_ones(root->ndim, root->sizes, root->dtype, mt_tensor_device(root), false, out);
 }
 
+int
+mt_autograd_will_execute(const mt_node *n)
+{
+    const graph *g = current_run;
+    if (g == NULL) {
+        return -1;
+    }
+    return n->run == g->run && (!g->prune || n->need == NEED_YES);
+}
+
 static mt_status
 backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool retain_graph,
          bool create_graph, int n_inputs, mt_tensor *const *inputs, mt_tensor **captured)
 {
     graph g = {.run = atomic_fetch_add(&run_ids, 1) + 1};
+    const graph *outer_run = current_run;
     mt_edge *targets = calloc(n_inputs > 0 ? (size_t)n_inputs : 1, sizeof(*targets));
     mt_status st = targets ? MT_OK : mt_fail(MT_ENOMEM, "out of memory starting backward");
     bool capture = n_inputs > 0;
@@ -533,6 +569,7 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
             st = ready(&g, g.all[i]);
         }
     }
+    current_run = &g;
     while (st == MT_OK && g.nheap > 0) {
         mt_node *n = pop(&g);
         if ((st = mt_engine_grad_hooks(n, create_graph))) {
@@ -569,6 +606,7 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
             st = run_node(&g, n, retain_graph, create_graph);
         }
     }
+    current_run = outer_run;
     for (int i = 0; i < g.nall; i++) {
         for (int k = 0; k < MT_NODE_MAX_OUT; k++) {
             mt_tensor_clear(&g.all[i]->buffer[k]);

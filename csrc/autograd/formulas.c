@@ -405,11 +405,38 @@ embed_part(mt_node *n, mt_tensor *z, mt_op view, mt_tensor **part)
 }
 
 
+/* Zeros of m's geometry to hold gradient g: for a __torch_dispatch__ subclass's g, made by its
+ * class (an element of g expanded, copied and zeroed, as PyTorch's g.new_zeros reaches it), so
+ * that the gradient stays of that class; plain zeros otherwise. */
+static mt_status
+zeros_for(const mt_meta *m, mt_tensor *g, mt_tensor **out)
+{
+    if (!g->python_dispatch || mt_tensor_numel(g) == 0 || g->dtype != m->dtype) {
+        return mt_ag_zeros(m, out);
+    }
+    int64_t strides[MT_MAX_DIMS] = {0};
+    mt_tensor *one = NULL, *copy = NULL, *zeroed = NULL;
+    bool grad = mt_grad_enabled(); /* zeros, no history (as new_zeros) */
+    mt_set_grad_enabled(false);
+    mt_status st = mt_op_as_strided(g, m->ndim, m->sizes, m->ndim, strides, g->offset, &one);
+    st = st ? st : mt_op_clone(one, &copy);
+    st = st ? st : mt_op_zero_(copy, &zeroed);
+    mt_set_grad_enabled(grad);
+    mt_tensor_clear(&one);
+    mt_tensor_clear(&zeroed); /* copy itself */
+    if (st) {
+        mt_tensor_clear(&copy);
+    }
+    *out = copy;
+    return st;
+}
+
 mt_status
 mt_ags_embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out)
 {
     tmp s = {0};
-    mt_tensor *z = zeros_of(&s, &n->in_meta[0]), *r = NULL;
+    mt_tensor *r = NULL;
+    mt_tensor *z = own(&s, zeros_for(&n->in_meta[0], g, &r), &r);
     mt_tensor *part = s.st ? NULL : own(&s, embed_part(n, z, view, &r), &r);
     if (part) {
         s.st = view == MT_OP_trace ? mt_op_fill_(part, g, NULL) : mt_op_copy_(part, g, NULL);

@@ -97,16 +97,16 @@ mt_saved_unpacked_clear(mt_node *n)
     }
 }
 
-/* PyTorch's error for a tensor saved at version `saved` and changed in place since. grad_fn:
- * the node whose output k it is (none for a leaf), named as PyTorch's message names it: without
+/* PyTorch's error for a tensor saved at version `saved` and changed in place since. name: the
+ * node's whose output k it is (NULL for a leaf), shown as PyTorch's message shows it: without
  * the "Backward<n>" ending of a formula's node ("Mul"), in full otherwise ("CopySlices"). The
  * hint depends on anomaly mode, as PyTorch's. */
 static mt_status
-stale(const mt_tensor *t, long saved, const mt_node *grad_fn, int k)
+stale(const mt_tensor *t, long saved, const char *name, int k)
 {
     char buf[128], of[160] = "";
-    if (grad_fn) {
-        const char *name = grad_fn->name, *end = name + strlen(name);
+    if (name) {
+        const char *end = name + strlen(name);
         const char *digits = end;
         while (digits > name && digits[-1] >= '0' && digits[-1] <= '9') {
             digits--;
@@ -138,10 +138,17 @@ stale(const mt_tensor *t, long saved, const mt_node *grad_fn, int k)
 mt_status
 mt_autograd_check_version(const mt_tensor *t, long saved)
 {
-    if (mt_tensor_version(t) != saved) {
-        return stale(t, saved, t->grad_fn, t->output_nr);
+    if (mt_tensor_version(t) == saved) {
+        return MT_OK;
     }
-    return MT_OK;
+    /* PyTorch names t's grad_fn as reading it now gives it: a view changed in place since (or
+     * what a node kept of one, without its base: saved_input) has an AsStrided node over its
+     * base's history by now (variable.cpp's grad_fn of a view whose version moved) */
+    const mt_node *fn = t->grad_fn;
+    if (fn && fn->formula && fn->formula->is_view) {
+        return stale(t, saved, "AsStridedBackward0", 0);
+    }
+    return stale(t, saved, fn ? fn->name : NULL, t->output_nr);
 }
 
 static mt_status
@@ -155,6 +162,25 @@ released(void)
                    "if you need to access saved tensors after calling backward.");
 }
 
+/* Whether saved input slot of n had a history when n saved it and has none now: detached in
+ * place (detach_()) since. Its edge (the slot's among the differentiable inputs) tells what it
+ * was: a node other than a leaf's AccumulateGrad. (What an unpack hook gives back is a tensor
+ * of its own, as PyTorch's, which checks only the tensors kept without hooks.) */
+static bool
+detached_in_place(const mt_node *n, int slot, const mt_tensor *t)
+{
+    if (t->grad_fn != NULL || n->packed[slot] != NULL || n->formula == NULL ||
+        !(n->formula->diff_inputs >> slot & 1u)) {
+        return false;
+    }
+    int e = 0;
+    for (int k = 0; k < slot; k++) {
+        e += (n->formula->diff_inputs >> k & 1u) != 0;
+    }
+    const mt_node *was = e < n->nedges ? n->edges[e].node : NULL;
+    return was != NULL && was->formula != NULL;
+}
+
 mt_status
 mt_saved_input(mt_node *n, int slot, mt_tensor **out)
 {
@@ -164,6 +190,12 @@ mt_saved_input(mt_node *n, int slot, mt_tensor **out)
     }
     if (t == NULL) {
         return mt_fail(MT_ERUNTIME, "%s: input %d was not saved", n->name, slot);
+    }
+    if (detached_in_place(n, slot, t)) { /* PyTorch's SavedVariable::unpack refuses it */
+        return mt_fail(MT_ERUNTIME,
+                       "Trying to use a saved tensor that has been detached in-place, i.e. with "
+                       ".detach_().This is not supported, please use out-of-place `.detach()` "
+                       "instead");
     }
     mt_status st = mt_autograd_check_version(t, n->saved_version[slot]);
     if (st) {
@@ -184,7 +216,8 @@ mt_saved_output(mt_node *n, int k, mt_tensor **out)
         return mt_fail(MT_ERUNTIME, "%s: output %d was not saved", n->name, k);
     }
     if (mt_tensor_version(t) != n->saved_out_version[k]) {
-        return stale(t, n->saved_out_version[k], n, k); /* a saved output: n's, as in PyTorch */
+        return stale(t, n->saved_out_version[k], n->name,
+                     k); /* a saved output: n's, as PyTorch's */
     }
     *out = t;
     return MT_OK;

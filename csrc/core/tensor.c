@@ -361,6 +361,19 @@ mt_tensor_set_storage(mt_tensor *t, mt_storage *storage)
     mt_storage_release(old);
 }
 
+void
+mt_tensor_share_version(mt_tensor *t, const mt_tensor *src)
+{
+    mt_version *v = src->version;
+    if (v == t->version) {
+        return;
+    }
+    atomic_fetch_add_explicit(&v->refcount, 1, memory_order_relaxed); /* held while swapping */
+    release_version(t);
+    version_hold(t, v);
+    version_drop(v);
+}
+
 mt_status
 mt_tensor_new_version(mt_tensor *t, long value)
 {

@@ -126,6 +126,9 @@ mt_status mt_tensor_view(mt_tensor *base, int ndim, const int64_t *sizes, const 
 /* Gives t a version counter of its own (kept by the views made of t from now on), starting at
  * value; t's old counter stays with the tensors that share it. */
 mt_status mt_tensor_new_version(mt_tensor *t, long value);
+/* t uses src's version counter from now on (PyTorch's set_version_counter: a view made
+ * elsewhere, a __torch_dispatch__ subclass's, joins its base's). */
+void mt_tensor_share_version(mt_tensor *t, const mt_tensor *src);
 /* Moves t onto storage (retained; t's old one released), keeping t's version counter. */
 void mt_tensor_set_storage(mt_tensor *t, mt_storage *storage);
 /* A tensor on storage (which it retains), checked against the storage's bounds. */

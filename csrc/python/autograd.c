@@ -619,7 +619,40 @@ is_anomaly_check_nan_enabled(PyObject *module, PyObject *unused)
     return PyBool_FromLong(mt_autograd_anomaly_check_nan());
 }
 
+/* _C._current_graph_task_id(): the id of the backward running on this thread, -1 if none. */
+static PyObject *
+current_graph_task_id(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    uint64_t run = mt_autograd_current_run();
+    return run ? PyLong_FromUnsignedLongLong(run) : PyLong_FromLong(-1);
+}
+
+/* _C._will_engine_execute_node(node): whether the backward running on this thread runs node
+ * (a grad_fn, or a leaf's AccumulateGrad), as PyTorch's. */
+static PyObject *
+will_engine_execute_node(PyObject *module, PyObject *node)
+{
+    (void)module;
+    if (!PyObject_TypeCheck(node, &mt_py_Node_Type) || ((mt_py_node_object *)node)->node == NULL) {
+        return PyErr_Format(PyExc_RuntimeError,
+                            "_will_engine_execute_node expects an grad_fn, but got %s",
+                            Py_TYPE(node)->tp_name);
+    }
+    int will = mt_autograd_will_execute(((mt_py_node_object *)node)->node);
+    if (will < 0) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "_will_engine_execute_node should only be called during the backward pass");
+        return NULL;
+    }
+    return PyBool_FromLong(will);
+}
+
 static PyMethodDef autograd_functions[] = {
+    {"_current_graph_task_id", current_graph_task_id, METH_NOARGS, "_current_graph_task_id()"},
+    {"_will_engine_execute_node", will_engine_execute_node, METH_O,
+     "_will_engine_execute_node(node)"},
     {"_set_anomaly_enabled", (PyCFunction)(void (*)(void))set_anomaly_enabled,
      METH_VARARGS | METH_KEYWORDS, "_set_anomaly_enabled(enabled, check_nan=True)"},
     {"_is_anomaly_enabled", is_anomaly_enabled, METH_NOARGS, "_is_anomaly_enabled()"},

@@ -10,6 +10,8 @@
  * it (PyTorch's PyObject preservation), so that a gradient or a saved tensor comes back to
  * Python as the object __torch_dispatch__ made. Nothing here decides about the call itself:
  * _python_dispatch.py does. */
+#include <string.h>
+
 #include "python/pyminitorch.h"
 
 static PyObject *handler; /* minitorch.utils._python_dispatch._dispatch, on first use */
@@ -30,9 +32,53 @@ load_handler(void)
     return handler ? 0 : -1;
 }
 
+/* The ops whose results view their first argument (PyTorch's schemas mark them Tensor(a) ->
+ * Tensor(a)). Their composites make that link (ops/views.c); the Python key replaces those, so
+ * it makes the link itself, as PyTorch's ADInplaceOrView does for every tensor: a result of
+ * __torch_dispatch__ is a view of self (its _base, its version counter). detach shares the
+ * counter only (no _base, as PyTorch's). */
+static const mt_op view_ops[] = {
+    MT_OP_alias,        MT_OP_as_strided,      MT_OP_view,
+    MT_OP_view_dtype,   MT_OP_view_as,         MT_OP_t,
+    MT_OP_transpose,    MT_OP_swapaxes,        MT_OP_swapdims,
+    MT_OP_permute,      MT_OP_movedim,         MT_OP_moveaxis,
+    MT_OP_expand,       MT_OP_expand_as,       MT_OP_squeeze,
+    MT_OP_unsqueeze,    MT_OP_unflatten,       MT_OP_select,
+    MT_OP_slice,        MT_OP_narrow,          MT_OP_diagonal,
+    MT_OP_unbind,       MT_OP_split,           MT_OP_split_with_sizes,
+    MT_OP_chunk,        MT_OP_tensor_split,    MT_OP_tensor_split_indices,
+    MT_OP_view_as_real, MT_OP_view_as_complex,
+};
+
+static bool
+returns_view(mt_op op)
+{
+    for (size_t k = 0; k < sizeof(view_ops) / sizeof(view_ops[0]); k++) {
+        if (view_ops[k] == op) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void
+link_view(mt_op op, mt_tensor *self, mt_tensor *out)
+{
+    if (out == NULL || out == self) {
+        return;
+    }
+    mt_tensor_share_version(out, self);
+    if (op != MT_OP_detach) {
+        mt_tensor_clear(&out->view_base);
+        mt_autograd_as_view(self, out);
+    }
+}
+
 /* The Python key's kernel for every op: the mode's or the subclasses' __torch_dispatch__, with
  * grad mode off (below autograd, as PyTorch's AutoDispatchBelowAutograd: the Autograd kernel
- * above recorded the op). An in-place op's result is its self, whatever Python returned. */
+ * above recorded the op). An in-place op's result is its self, whatever Python returned, and a
+ * subclass's self has its version counter moved; a view op's results are views of its self
+ * (returns_view). */
 static mt_status
 python_fallback(mt_op op, mt_args *a)
 {
@@ -48,9 +94,23 @@ python_fallback(mt_op op, mt_args *a)
     mt_status st = MT_OK;
     if (res == NULL || mt_py_unbox_results(op, res, a) < 0) {
         st = mt_fail(MT_EPYTHON, "error in __torch_dispatch__ of %s", mt_op_names[op]);
-    } else if ((mt_op_flags[op] & INPLACE) && a->out[0] != a->t[0] && a->t[0] != NULL) {
-        mt_tensor_release(a->out[0]);
-        a->out[0] = mt_tensor_retain(a->t[0]);
+    } else if ((mt_op_flags[op] & INPLACE) && a->t[0] != NULL) {
+        if (a->out[0] != a->t[0]) {
+            mt_tensor_release(a->out[0]);
+            a->out[0] = mt_tensor_retain(a->t[0]);
+        }
+        /* a subclass's tensor changed: its counter moves, as the kernels move a plain tensor's
+         * (a mode's func(*args) ran the kernel on a plain self, which moved it already) */
+        if (a->t[0]->python_dispatch) {
+            mt_tensor_bump_version(a->t[0]);
+        }
+    } else if ((returns_view(op) || op == MT_OP_detach) && a->t[0] != NULL) {
+        for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+            link_view(op, a->t[0], a->out[k]);
+        }
+        for (int k = 0; k < a->noutl; k++) {
+            link_view(op, a->t[0], a->outl[k]);
+        }
     }
     Py_XDECREF(res);
     Py_XDECREF(args);
@@ -157,6 +217,24 @@ int64_seq(PyObject *seq, const char *what, int64_t *v, int *n)
     return r;
 }
 
+/* The elements a geometry reaches, from the storage's start to past the last one; -1 for a
+ * negative size, stride or offset. */
+static int64_t
+span_of(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset)
+{
+    int64_t span = offset >= 0 ? offset + 1 : -1;
+    for (int k = 0; k < ndim && span >= 0; k++) {
+        if (sizes[k] < 0 || strides[k] < 0) {
+            span = -1;
+        } else if (sizes[k] == 0) {
+            span = offset;
+        } else {
+            span += (sizes[k] - 1) * strides[k];
+        }
+    }
+    return span;
+}
+
 /* _C._make_wrapper(cls, size, strides, storage_offset, dtype, device, requires_grad): a cls
  * object with that metadata and no memory, flagged for the Python key when cls has a
  * __torch_dispatch__ (Tensor._make_wrapper_subclass parses PyTorch's arguments). */
@@ -187,16 +265,7 @@ make_wrapper(PyObject *unused, PyObject *args)
         return PyErr_Format(PyExc_RuntimeError,
                             "_make_wrapper_subclass: %d strides for %d dimensions", nstrides, ndim);
     }
-    int64_t span = offset >= 0 ? offset + 1 : -1; /* in elements, past the last one reached */
-    for (int k = 0; k < ndim && span >= 0; k++) {
-        if (sizes[k] < 0 || st_v[k] < 0) {
-            span = -1;
-        } else if (sizes[k] == 0) {
-            span = offset;
-        } else {
-            span += (sizes[k] - 1) * st_v[k];
-        }
-    }
+    int64_t span = span_of(ndim, sizes, st_v, offset);
     if (span < 0) {
         return PyErr_Format(PyExc_RuntimeError,
                             "_make_wrapper_subclass: negative size, stride or storage offset");
@@ -239,6 +308,67 @@ mt_py_mark_python_dispatch(PyObject *cls, mt_tensor *t)
     t->python_dispatch = takes_python_key(cls) || t->python_dispatch;
 }
 
+/* _C._functionalize_unsafe_set(dst, src): dst on src's storage, its geometry kept (PyTorch's
+ * torch._functionalize_unsafe_set, which return_and_correct_aliasing uses to make a view op's
+ * wrapper result share its input's storage). Refused where dst's geometry reaches past the end
+ * of src's memory. */
+static PyObject *
+functionalize_unsafe_set(PyObject *unused, PyObject *args)
+{
+    (void)unused;
+    PyObject *dst_obj, *src_obj;
+    if (!PyArg_ParseTuple(args, "O!O!:_functionalize_unsafe_set", &mt_py_TensorBase_Type, &dst_obj,
+                          &mt_py_TensorBase_Type, &src_obj)) {
+        return NULL;
+    }
+    mt_tensor *dst = mt_py_unwrap(dst_obj), *src = mt_py_unwrap(src_obj);
+    int64_t span = span_of(dst->ndim, dst->sizes, dst->strides, dst->offset);
+    if (src->storage->allocator != &no_memory &&
+        (uint64_t)span * mt_dtype_size(dst->dtype) > src->storage->nbytes) {
+        return PyErr_Format(PyExc_RuntimeError,
+                            "_functionalize_unsafe_set: the tensor reaches past the end of the "
+                            "storage it is set to");
+    }
+    mt_tensor_set_storage(dst, src->storage);
+    Py_RETURN_NONE;
+}
+
+/* _C._set_geometry(t, size, stride, storage_offset): t takes that geometry over its storage, as
+ * an in-place view op (t_, unsqueeze_) that a subclass's __torch_dispatch__ ran on the tensors it
+ * wraps would have left it (return_and_correct_aliasing). Refused where it reaches past the end
+ * of t's memory (a wrapper has none to reach). */
+static PyObject *
+set_geometry(PyObject *unused, PyObject *args)
+{
+    (void)unused;
+    PyObject *obj, *size, *strides;
+    long long offset;
+    if (!PyArg_ParseTuple(args, "O!OOL:_set_geometry", &mt_py_TensorBase_Type, &obj, &size,
+                          &strides, &offset)) {
+        return NULL;
+    }
+    mt_tensor *t = mt_py_unwrap(obj);
+    int64_t sizes[MT_MAX_DIMS], st_v[MT_MAX_DIMS];
+    int ndim, nstrides;
+    if (int64_seq(size, "size", sizes, &ndim) < 0 ||
+        int64_seq(strides, "strides", st_v, &nstrides) < 0) {
+        return NULL;
+    }
+    int64_t span = nstrides == ndim ? span_of(ndim, sizes, st_v, offset) : -1;
+    if (span < 0 || (t->storage->allocator != &no_memory &&
+                     (uint64_t)span * mt_dtype_size(t->dtype) > t->storage->nbytes)) {
+        return PyErr_Format(PyExc_RuntimeError,
+                            "_set_geometry: %d strides for %d dimensions, a negative size, stride "
+                            "or offset, or past the end of the storage",
+                            nstrides, ndim);
+    }
+    t->ndim = ndim;
+    memcpy(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
+    memcpy(t->strides, st_v, sizeof(int64_t) * (size_t)ndim);
+    t->offset = offset;
+    Py_RETURN_NONE;
+}
+
 /* _C._set_dispatch_modes(n): the length of this thread's dispatch mode stack. */
 static PyObject *
 set_dispatch_modes(PyObject *unused, PyObject *arg)
@@ -257,6 +387,10 @@ static PyMethodDef functions[] = {
      "_make_wrapper(cls, size, strides, storage_offset, dtype, device, requires_grad): a cls "
      "object with that metadata and no memory (Tensor._make_wrapper_subclass)."},
     {"_set_dispatch_modes", set_dispatch_modes, METH_O, NULL},
+    {"_functionalize_unsafe_set", functionalize_unsafe_set, METH_VARARGS,
+     "_functionalize_unsafe_set(dst, src): dst on src's storage, its geometry kept."},
+    {"_set_geometry", set_geometry, METH_VARARGS,
+     "_set_geometry(t, size, stride, storage_offset): t's new geometry over its storage."},
     {NULL, NULL, 0, NULL},
 };
 

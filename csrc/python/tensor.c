@@ -332,13 +332,23 @@ tensor_set_data(PyObject *self, PyObject *other)
 
 /* t._variable_data(): t.data, an alias of t's memory that does not require grad and has a
  * version counter of its own, as PyTorch's variable_data(): writing it in place is no change of
- * t that autograd sees (detach() shares t's counter instead). */
+ * t that autograd sees (detach() shares t's counter instead). A __torch_dispatch__ subclass's
+ * tensor is its class's business: its aten.detach makes the alias, below autograd (PyTorch's
+ * shallow_copy_and_detach through the Python interpreter). */
 static PyObject *
 tensor_variable_data(PyObject *self, PyObject *unused)
 {
     (void)unused;
     mt_tensor *t = mt_py_unwrap(self), *alias;
-    mt_status st = mt_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset, &alias);
+    mt_status st;
+    if (t->python_dispatch) {
+        bool grad = mt_grad_enabled();
+        mt_set_grad_enabled(false);
+        st = mt_op_detach(t, &alias);
+        mt_set_grad_enabled(grad);
+    } else {
+        st = mt_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset, &alias);
+    }
     if (st) {
         return mt_py_raise(st);
     }

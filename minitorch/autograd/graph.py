@@ -244,34 +244,66 @@ class _MultiHandle:
             h.remove()
 
 
+def _get_grad_fn_or_grad_acc(t):
+    """t's grad_fn, or a leaf's AccumulateGrad node."""
+    if t.requires_grad and t.grad_fn is None:
+        from .._grad_mode import enable_grad
+
+        with enable_grad():
+            return t.view_as(t).grad_fn.next_functions[0][0]
+    return t.grad_fn
+
+
 def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all"):
-    """fn runs once per backward pass that computes a gradient of one of tensors. mode "all":
-    fn(grads) once that backward is done, grads holding each tensor's gradient (None where the
-    pass computed none); mode "any": fn(grad) with the first gradient of one of them it computes.
+    """mode "all": fn(grads) in each backward pass once the gradients of all of tensors that the
+    pass computes are ready (before the nodes after them run), grads holding None for the ones
+    it does not compute; mode "any": fn(grad) with the first gradient of one of them it computes.
     Returns a handle whose remove() unregisters it."""
     supported = ("all", "any")
     if mode not in supported:
         raise ValueError(f"Expects mode to be one of {supported} but got {mode}")
     tensors = tuple(tensors)
-    pending: dict = {}  # id of a running backward's callback list -> what fn gets from it
+    lock = threading.Lock()
+    if mode == "all":
+        count: dict = {}  # graph task id -> gradients seen in it
+        buffer: dict = {}  # graph task id -> the gradients so far
+        expected: dict = {}  # graph task id -> how many of tensors' nodes it runs
+        grad_fns = [_get_grad_fn_or_grad_acc(t) for t in tensors]
 
-    def inner(k: int):
-        def hook(grad):
-            if not _tasks.stack:  # a hook run outside autograd.backward/grad: fn at once
-                return fn(grad) if mode == "any" else fn(tuple(grad if j == k else None for j in range(len(tensors))))
-            task = _tasks.stack[-1]
-            if mode == "any":
-                if id(task) not in pending:
-                    pending[id(task)] = True
-                    task.append(lambda: pending.pop(id(task), None))
-                    fn(grad)
+        def inner(k: int):
+            def hook(grad):
+                task = _C._current_graph_task_id()
+                if task == -1:
+                    raise AssertionError("expected this hook to be called inside a backward call")
+                with lock:
+                    seen = count.get(task, 0)
+                    count[task] = seen + 1
+                    grads = buffer.setdefault(task, [None] * len(tensors))
+                    if seen == 0:  # the first of them in this pass: how many it will see
+                        expected[task] = sum(map(_C._will_engine_execute_node, grad_fns))
+                    grads[k] = grad
+                    done = seen == expected[task] - 1
+                    if done:
+                        del count[task], buffer[task], expected[task]
+                if done:
+                    fn(grads)
                 return None
-            if id(task) not in pending:
-                pending[id(task)] = [None] * len(tensors)
-                task.append(lambda: fn(tuple(pending.pop(id(task)))))
-            pending[id(task)][k] = grad
-            return None
 
-        return hook
+            return hook
 
-    return _MultiHandle(tuple(t.register_hook(inner(k)) for k, t in enumerate(tensors) if t.requires_grad))
+        return _MultiHandle(tuple(t.register_hook(inner(k)) for k, t in enumerate(tensors)))
+
+    ran: dict = {}  # graph task id -> whether fn ran in it
+
+    def any_hook(grad):
+        task = _C._current_graph_task_id()
+        if task == -1:
+            raise AssertionError("expected this hook to be called inside a backward call")
+        with lock:
+            first = not ran.get(task, False)
+            ran[task] = True
+        if first:
+            fn(grad)
+        return None
+
+    return _MultiHandle(tuple(t.register_hook(any_hook) for t in tensors if t.requires_grad))

@@ -20,7 +20,8 @@ from typing import Any, Iterator, List, Optional
 from minitorch import _C
 from minitorch._ops import dispatch_overload
 
-__all__ = ["TorchDispatchMode", "is_traceable_wrapper_subclass", "transform_subclass"]
+__all__ = ["TorchDispatchMode", "is_traceable_wrapper_subclass", "transform_subclass",
+           "return_and_correct_aliasing"]
 
 
 class _ModeStack(threading.local):
@@ -126,6 +127,89 @@ def transform_subclass(t: Any, callback, outer_size=None, outer_stride=None) -> 
     return type(t).__tensor_unflatten__(inner, ctx, outer_size or t.size(), outer_stride or t.stride())
 
 
+# ---- aliasing of the ops a wrapper subclass runs on the tensors it wraps ----
+
+# The ops whose result views their first argument, by aten name, as PyTorch's schemas annotate
+# them (Tensor(a) self -> Tensor(a)); detach too, which aliases without being a view. The C
+# fallback links such a result to its input for autograd (python_dispatch.c's returns_view).
+_VIEW_OPS = frozenset({
+    "alias", "as_strided", "view", "view_as", "t", "transpose", "swapaxes", "swapdims", "permute", "movedim",
+    "moveaxis", "expand", "expand_as", "squeeze", "unsqueeze", "unflatten", "select", "slice", "narrow",
+    "diagonal", "unbind", "split", "split_with_sizes", "chunk", "tensor_split", "view_as_real",
+    "view_as_complex", "detach"})
+# PyTorch's inplace_view ops: they change their first argument's sizes and strides, not its data
+_INPLACE_VIEW_OPS = frozenset({"t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_",
+                               "as_strided_", "detach_"})
+
+
+def _mutated_output(func, args: tuple, kwargs: dict) -> Any:
+    """What an op that writes its result into an argument returns (PyTorch's Tensor(a!) ->
+    Tensor(a!)): out= for an out= call, self for an in-place op; None for the other ops."""
+    if kwargs.get("out") is not None:
+        return kwargs["out"]
+    schema = getattr(func, "_schema", None)
+    op = getattr(schema, "_op", None)
+    if op is not None and _C._op_info(op)["inplace"] and args:
+        return args[0]
+    return None
+
+
+def _correct_storage_aliasing(func, args: tuple, outs: Any) -> None:
+    """For a view op, each wrapper result goes onto the storage of the input it views (its
+    sizes and strides kept), as PyTorch's."""
+    from minitorch import Tensor, _ops
+
+    if not isinstance(func, _ops.OpOverload):
+        raise AssertionError(f"func must be an OpOverload, got {type(args)}")
+    if not isinstance(args, tuple):
+        raise AssertionError(f"args must be a tuple, got {type(args)}")
+    if not isinstance(outs, (list, tuple)):
+        raise AssertionError(f"outs must be a list or tuple, got {type(args)}")
+    if func.namespace != "aten" or func._opname not in _VIEW_OPS or not args or \
+            not isinstance(args[0], Tensor):
+        return
+    arg = args[0]
+    for ret in outs:
+        rets = ret if isinstance(ret, list) else [ret]
+        if type(arg) is not type(ret) and (is_traceable_wrapper_subclass(arg) or
+                                           any(is_traceable_wrapper_subclass(r) for r in rets)):
+            for r in rets:
+                if type(arg) is not type(r):
+                    raise AssertionError(f"Called {func} with input of type {type(arg)}\n"
+                                         f"and output of type {type(ret)}. But expected types to match.")
+        for r in rets:
+            if not isinstance(r, Tensor):
+                raise AssertionError(f"expected torch.Tensor, got {type(r)}")
+            _C._functionalize_unsafe_set(r, arg)
+
+
+def _replay_inplace_view(func, args: tuple, kwargs: dict) -> None:
+    """An in-place view op's new sizes and strides, given to the wrapper it was called on: the
+    op run on a meta tensor of the wrapper's geometry, with no dispatch mode on."""
+    import minitorch
+
+    self = args[0]
+    size, stride, offset = tuple(self.size()), self.stride(), self.storage_offset()
+    span = offset + 1 + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else offset
+    with _disable_current_modes(), minitorch.no_grad():
+        m = minitorch.empty(span, dtype=self.dtype, device="meta").as_strided(size, stride, offset)
+        func(m, *args[1:], **kwargs)
+    _C._set_geometry(self, tuple(m.size()), m.stride(), m.storage_offset())
+
+
+def return_and_correct_aliasing(func, args, kwargs, out):
+    """For a wrapper subclass's __torch_dispatch__: its result made to alias its inputs as the
+    op's schema says. A view op's wrapper results share the storage of the input they view; an
+    in-place view op (t_, unsqueeze_) gives the wrapper it was called on its new geometry; an
+    in-place or out= op returns that argument itself, not the fresh wrapper out may be."""
+    kwargs = kwargs or {}
+    _correct_storage_aliasing(func, args, (out,) if not isinstance(out, tuple) else out)
+    if func.namespace == "aten" and func._opname in _INPLACE_VIEW_OPS:
+        _replay_inplace_view(func, args, kwargs)
+    mutated = _mutated_output(func, args, kwargs)
+    return out if mutated is None else mutated
+
+
 # ---- the C fallback's entry ----
 
 def _overloaded(args: tuple, kwargs: dict) -> list:
@@ -144,11 +228,34 @@ def _overloaded(args: tuple, kwargs: dict) -> list:
     return chosen
 
 
+def _rsub(self, other, alpha=1):
+    """aten.rsub.Scalar: other - alpha * self."""
+    return _C.add(_C.neg(self) if alpha == 1 else _C.mul(self, -alpha), other)
+
+
+_RSUB = None
+
+
+def _as_rsub(args: tuple, kwargs: dict):
+    """A number minus a tensor (C's sub with the number first: `1 - x`, the formulas' 1 - y) as
+    PyTorch shows it: aten.rsub.Scalar(x, 1), whose arguments a handler can call it with."""
+    global _RSUB
+    if _RSUB is None:
+        from minitorch._ops import OpOverload
+
+        _RSUB = OpOverload("aten", "rsub", "Scalar", _rsub,
+                           "aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+    return _RSUB, (args[1], args[0]) + tuple(args[2:])
+
+
 def _dispatch(name: str, args: tuple, kwargs: dict) -> Any:
     """The Python key's kernel for C op `name` (csrc/python/python_dispatch.c): the innermost
     mode's __torch_dispatch__, else the arguments' classes', the first answer other than
     NotImplemented."""
-    func = dispatch_overload(name, args, kwargs)
+    if name == "sub" and len(args) >= 2 and not isinstance(args[0], _C.TensorBase):
+        func, args = _as_rsub(args, kwargs)
+    else:
+        func = dispatch_overload(name, args, kwargs)
     chosen = _overloaded(args, kwargs)
     types = tuple(type(a) for a in chosen)
     if _stack.modes:

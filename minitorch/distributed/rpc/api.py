@@ -208,13 +208,20 @@ def _picklable(e: BaseException) -> BaseException:
 
 
 def _remote_error(e: BaseException, text: str, worker: WorkerInfo, typed: bool) -> BaseException:
-    """The callee's exception, of its type where possible, with PyTorch's message: where it ran,
-    the exception and its traceback."""
-    message = f"{type(e).__name__ + ': ' if typed else ''}On {worker}:\n{e!r}\n{text}"
+    """The callee's exception with PyTorch's message: where it ran, the exception and its
+    traceback. RRef.to_here raises it as its own type; rpc_sync and rpc_async (typed) as PyTorch's
+    future does, a ValueError or TypeError as that class, any other as RuntimeError, the message
+    led by the type's name: a KeyError comes as RuntimeError("KeyError: 'On worker1: ...'")."""
+    message = f"On {worker}:\n{e!r}\n{text}"
     try:
-        return type(e)(message)
-    except Exception:  # noqa: BLE001 - a type whose constructor needs other arguments
-        return RuntimeError(message)
+        exc = type(e)(message)
+    except Exception as failure:  # noqa: BLE001 - a type whose constructor needs other arguments
+        return RuntimeError(f"Failed to create original exception type. Error msg was {failure} Original "
+                            f"exception on remote side was {message}")
+    if not typed:
+        return exc
+    kind = ValueError if isinstance(exc, ValueError) else TypeError if isinstance(exc, TypeError) else RuntimeError
+    return kind(f"{type(exc).__name__}: {exc}")
 
 
 _agent: Optional[_Agent] = None

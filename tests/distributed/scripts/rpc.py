@@ -86,6 +86,14 @@ def run(rank, world_size, port):
             except kind as e:
                 lines = str(e).rstrip().splitlines()
                 print("caught", type(e).__name__, lines[:2], any(line.endswith("Error: boom") for line in lines))
+        # PyTorch's future raises a ValueError or TypeError as that class, any other as RuntimeError
+        # named after it (a KeyError's message quoted, as str() of a KeyError is)
+        for kind in (KeyError, IndexError, UnicodeError, TypeError):
+            for call in (rpc.rpc_sync, lambda *a, **k: rpc.rpc_async(*a, **k).wait()):
+                try:
+                    call(1, boom, args=(kind,))
+                except Exception as e:
+                    print("caught", kind.__name__, "as", type(e).__name__, str(e)[:52])
         bad = rpc.remote(1, boom, args=(ValueError,))
         try:
             bad.to_here()
