@@ -2,7 +2,8 @@
 
 Cases: a 256^3 matmul followed by a 262k-element add (one thread pool or two), a (256, 1024) add
 of a transposed operand, float32 exp of 1M elements, add and mul of 4M float32 (48 MiB moved a
-call) and add_ in place, float32 log, log1p, tanh, erf, sigmoid of 1M elements and gelu (both forms), silu, mish,
+call) and add_ in place, out= (mul into out, add into its input, a 256^3 matmul, a sum over
+dim 0 of (2048, 2048)), float32 log, log1p, tanh, erf, sigmoid of 1M elements and gelu (both forms), silu, mish,
 hardswish, softplus, elu and leaky_relu forward and backward, conv2d (32, 3, 32, 32) with 64 3x3 filters and a bias, conv3d (8, 4, 16, 16, 16) with 16
 3x3x3 filters and a bias, a GPT-style block
 (B=8, T=64, C=128) forward and forward+backward, max_pool2d (32, 64, 56, 56) 3x3/2 forward and
@@ -155,6 +156,21 @@ def make_cases(libs):
             x, y = tensors(lib, va, vb)
             fns[name] = lambda x=x, y=y: x.add_(y)
     cases.append(("add_ 4M float32 in place", fns))
+    # out=, as optimizer-style code writes it: the result straight into out (no copy of it after)
+    mo, ms = rng.standard_normal((256, 256), f32), rng.standard_normal((2048, 2048), f32)
+    out_cases = {
+        "mul 4M float32 out=o": ((va, vb), (1 << 22,), lambda L, x, y, o: L.multiply(x, y, out=o)),
+        "add 4M float32 out=x (an input)": ((va, vb), None, lambda L, x, y, o: L.add(x, y, out=x)),
+        "mm 256^3 out=c": ((m1, m2), (256, 256), lambda L, x, y, o: L.matmul(x, y, out=o)),
+        "sum (2048, 2048) dim 0 out=o": ((ms, ms), (2048,), lambda L, x, y, o: L.sum(x, 0, out=o)),
+    }
+    for label, (arrays, shape, fn) in out_cases.items():
+        fns = {}
+        for name, lib in libs.items():
+            x, y = [a.copy() for a in arrays] if lib is np else tensors(lib, *arrays)
+            o = None if shape is None else (np.empty(shape, f32) if lib is np else lib.empty(shape))
+            fns[name] = lambda x=x, y=y, o=o, lib=lib, fn=fn: fn(lib, x, y, o)
+        cases.append((label, fns))
 
     # vmath.h's float32 transcendentals on (1024, 1024); NumPy where it has the function
     ux = rng.standard_normal((1024, 1024), f32) * 3

@@ -111,7 +111,7 @@ result_strides(mt_tensor *const *ins, int nin, int ndim, const int64_t *shape, i
 
 mt_status
 mt_ew_begin(mt_ew_plan *p, const mt_ew_backend *be, mt_tensor *const *ins, int nin,
-            const mt_dtype *in_dtypes, mt_dtype result, bool inplace)
+            const mt_dtype *in_dtypes, mt_dtype result, bool inplace, mt_tensor *dest)
 {
     mt_status st = MT_OK;
     /* every member but the shape, of which the broadcast below writes the first ndim */
@@ -121,6 +121,7 @@ mt_ew_begin(mt_ew_plan *p, const mt_ew_backend *be, mt_tensor *const *ins, int n
     memset(p->cast, 0, sizeof(p->cast));
     p->self = NULL;
     p->need_tmp = false;
+    p->out_is_input = false;
     p->be = be;
     if (nin < 1 || nin >= MT_EW_MAX_OPS) {
         return mt_fail(MT_ERUNTIME, "elementwise op with %d inputs", nin);
@@ -158,6 +159,14 @@ mt_ew_begin(mt_ew_plan *p, const mt_ew_backend *be, mt_tensor *const *ins, int n
     }
     if (inplace && !p->need_tmp) {
         p->ops[0] = mt_tensor_retain(ins[0]);
+        p->out_is_input = true;
+        return MT_OK;
+    }
+    if (dest) { /* out=: written there; the caller bumps its version */
+        p->ops[0] = mt_tensor_retain(dest);
+        for (int k = 0; k < nin; k++) {
+            p->out_is_input |= ins[k]->storage == dest->storage;
+        }
         return MT_OK;
     }
     /* The device: the first input's that is not a Python number (a number's is the CPU). */

@@ -36,15 +36,19 @@ typedef struct mt_ew_plan {
     mt_tensor *cast[MT_EW_MAX_OPS];
     mt_tensor *self; /* the in-place target, or NULL */
     bool need_tmp;
+    bool out_is_input; /* ops[0] is also an input (in place; out= an input): its lines are read */
     const mt_ew_backend *be;
 } mt_ew_plan;
 
 /* Checks and prepares the call of a loop over ins (input k cast to in_dtypes[k]) writing a
  * result of dtype `result` into a new tensor, or, when inplace, into ins[0] (which must keep
  * its shape and accept the dtype; through a temporary when it needs a cast or another input
- * overlaps it). On failure nothing is left to release. */
+ * overlaps it), or into dest where not NULL (an out= tensor its caller found fit: of the
+ * broadcast shape and dtype result, on the operands' device, with no internal overlap, sharing
+ * memory with no input but one that is the same view; ops/front.h's mt_front_dest). On
+ * failure nothing is left to release. */
 mt_status mt_ew_begin(mt_ew_plan *p, const mt_ew_backend *be, mt_tensor *const *ins, int nin,
-                      const mt_dtype *in_dtypes, mt_dtype result, bool inplace);
+                      const mt_dtype *in_dtypes, mt_dtype result, bool inplace, mt_tensor *dest);
 /* Finishes p after its loop ran with status st: on success *out is the result (a new reference;
  * ins[0] itself in place); everything else is released either way. Returns the final status. */
 mt_status mt_ew_end(mt_ew_plan *p, mt_status st, mt_tensor **out);

@@ -120,8 +120,8 @@ run_plan(const mt_ew_plan *p, mt_loop_fn loop, void *ctx)
          * lines read by the loop already, so a plain store costs no extra read, and streaming it
          * would only push out of the caches what the next op reads (a (4M,) float32 add_ took
          * 1.7x PyTorch's time with its output streamed). */
-        const bool in_place = p->self != NULL && !p->need_tmp;
-        const bool large = !in_place && mt_numel(p->ndim, p->shape) * item >= MT_STREAM_MIN_BYTES;
+        const bool large = !p->out_is_input &&
+                           mt_numel(p->ndim, p->shape) * item >= MT_STREAM_MIN_BYTES;
         stream_ctx s = {loop, ctx, item, p->nin + 1, large};
         mt_iter_run_parallel(&it, streaming_loop, &s);
     }
@@ -133,7 +133,7 @@ mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtype *in_dtyp
                          mt_loop_fn loop, void *ctx, bool inplace, mt_tensor **out)
 {
     mt_ew_plan p;
-    mt_status st = mt_ew_begin(&p, &cpu_backend, ins, nin, in_dtypes, result, inplace);
+    mt_status st = mt_ew_begin(&p, &cpu_backend, ins, nin, in_dtypes, result, inplace, NULL);
     if (st) {
         return st;
     }

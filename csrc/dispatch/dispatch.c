@@ -456,12 +456,25 @@ decomposes_above_python(mt_op op, const mt_args *a)
            (a->t[0] || a->ntl);
 }
 
+/* a's out= destinations (mt_args.into) kept for the kernel of op about to run only when it
+ * takes them (takes): its front end, the elementwise family's, or its composite, which may
+ * hand them to the op that makes its result (matmul's product). Every other path drops them,
+ * so that no other op (nor a copy of a made on the way) writes there. */
+static inline void
+keep_into(mt_op op, mt_args *a, bool takes)
+{
+    if (a->into[0] && (a->into_op != (int)op || !takes)) {
+        memset(a->into, 0, sizeof(a->into));
+    }
+}
+
 static mt_status
 run(mt_op op, mt_args *a, unsigned keys)
 {
     const mt_kernel *k = NULL;
     int key;
     if (override_keys[op] && (key = override_key(op, keys)) >= 0) {
+        keep_into(op, a, false);
         return run_override(op, a, key);
     }
     for (key = MT_KEY_TRACER; key >= 0; key--) {
@@ -474,6 +487,7 @@ run(mt_op op, mt_args *a, unsigned keys)
         }
         /* the fallback redispatches below its key, and that call is the one profiled */
         if ((keys >> key & 1u) && fallbacks[key]) {
+            keep_into(op, a, false);
             return fallbacks[key](op, a);
         }
     }
@@ -493,11 +507,13 @@ run(mt_op op, mt_args *a, unsigned keys)
     bool computes = key < MT_KEY_AUTOGRAD && key != MT_KEY_META;
     /* A backend kernel computes the small dtypes in the dtypes they widen to. */
     if (computes && mt_widen_needed(op, a)) {
+        keep_into(op, a, false); /* a widened result is no dtype of out's */
         return mt_widen_run(op, a, (mt_key)key, run);
     }
     /* The front end checks once, whichever backend computes, and leaves that kernel its plan
      * for the call. */
     mt_front_fn front = computes ? mt_op_fronts[op] : NULL;
+    keep_into(op, a, key == MT_KEY_COMPOSITE || (computes && (front || mt_op_is_elementwise[op])));
     if (front == NULL) {
         return call_kernel(op, a, k, key, NULL);
     }
@@ -553,6 +569,7 @@ dispatch_below(mt_op op, mt_args *a, unsigned mask)
     if (!mt_args_any_dtype(a, mt_dtype_has_own_rule)) {
         return dispatch_keys(op, a, mask); /* the common call: one scan for both rules */
     }
+    keep_into(op, a, false); /* the dtypes with rules of their own take out= by copy */
     bool guard = false;
     if (!mt_shell_involved(a)) {
         return dispatch_typed(op, a, mask);

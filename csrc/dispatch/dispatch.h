@@ -114,6 +114,14 @@ typedef struct mt_args {
     mt_tensorlist tls[MT_MAX_TENSOR_LISTS - 1];
     mt_tensor **outl; /* a Tensor[] result: noutl owned references, see mt_args_alloc_outl */
     int noutl;
+    /* out=: the tensors the caller offers to hold the results (python/out.c), borrowed, for
+     * the call of op into_op only. A result the op's front end states with the dtype, sizes
+     * and strides of into[k], on its device and sharing no memory with an input, is into[k]
+     * itself (mt_front_alloc_outputs; the elementwise family's mt_ew_call takes any strides
+     * and an input that is into[k]): the kernel writes there and a->out[k] is into[k]. The
+     * dispatcher drops them on the way to any other kernel (run() in dispatch.c). */
+    mt_tensor *into[MT_MAX_OUTPUTS];
+    int into_op;
     /* for the backend kernel: what the op's front end computed (ops/front.h), set by the
      * dispatcher for the kernel's call only; NULL for an op without a front end */
     const struct mt_plan *plan;

@@ -171,6 +171,27 @@ out_release:
     return st;
 }
 
+/* a's result = op(x, y), the product matmul is, which takes matmul's out= tensor (a->into,
+ * dispatch.h) as its own destination: with out=, the product is written there directly where
+ * it fits (as PyTorch's matmul_out calls mm_out). */
+static mt_status
+product_into(mt_op op, mt_tensor *x, mt_tensor *y, mt_args *a)
+{
+    mt_args b;
+    mt_args_init(&b);
+    b.t[0] = x;
+    b.t[1] = y;
+    if (a->into[0] && a->into_op == MT_OP_matmul) {
+        b.into[0] = a->into[0];
+        b.into_op = (int)op;
+    }
+    mt_status st = mt_dispatch(op, &b);
+    if (st == MT_OK) {
+        a->out[0] = b.out[0];
+    }
+    return st;
+}
+
 // PyTorch's matmul: dot, mv, mm, or a broadcast batched product by the operands' dims
 mt_status
 mt_composite_matmul(mt_args *a)
@@ -184,10 +205,10 @@ mt_composite_matmul(mt_args *a)
                        dx, dy);
     }
     if (dx == 1 && dy == 1) {
-        return mt_op_dot(x, y, &a->out[0]);
+        return product_into(MT_OP_dot, x, y, a);
     }
     if (dx == 2 && dy == 1) {
-        return mt_op_mv(x, y, &a->out[0]);
+        return product_into(MT_OP_mv, x, y, a);
     }
     if (dx == 1 && dy == 2) {
         /* the product's row dim squeezed in place, as PyTorch's (grad_fn SqueezeBackward4) */
@@ -197,7 +218,7 @@ mt_composite_matmul(mt_args *a)
         goto out_release;
     }
     if (dx == 2 && dy == 2) {
-        return mt_op_mm(x, y, &a->out[0]);
+        return product_into(MT_OP_mm, x, y, a);
     }
     if (dx >= 3 && dy <= 2 && (dy == 2 || x->sizes[dx - 1] == y->sizes[0])) {
         /* Fold x's batch dims into its rows: one mm instead of a bmm over broadcast copies. */

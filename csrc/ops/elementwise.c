@@ -10,6 +10,7 @@
 #include "ops/arg_checks.h"
 #include "ops/elementwise.h"
 #include "ops/elementwise_table.h"
+#include "ops/front.h"
 #include "ops/ops.h"
 
 /* What a row's meta prepares: the loop's inputs (in the row's operand order) and its dtype. */
@@ -554,6 +555,29 @@ not_implemented(const ew_call *c)
                    mt_dtype_scalar_name(c->dt));
 }
 
+/* The out= tensor the caller offers (a->into[0]) where the loop can write c's result of dtype
+ * dt there directly (ops/front.h's mt_front_dest: any layout, and an input that is out itself
+ * computes in place), else NULL. */
+static mt_tensor *
+ew_dest(const ew_call *c, mt_args *a, int nin, mt_dtype dt)
+{
+    if (a->into[0] == NULL || c->inplace) {
+        return NULL;
+    }
+    int ndim = 0;
+    int64_t shape[MT_MAX_DIMS];
+    mt_device dev = mt_tensor_device(c->ins[0]);
+    for (int k = nin - 1; k >= 0; k--) { /* the first input's that is not a Python number */
+        const mt_tensor *t = c->ins[k];
+        dev = t->is_wrapped_number && mt_tensor_device(t).type == MT_CPU ? dev
+                                                                         : mt_tensor_device(t);
+        if (mt_broadcast_shapes(ndim, shape, t->ndim, t->sizes, &ndim, shape) != MT_OK) {
+            return NULL; /* mt_ew_begin says why */
+        }
+    }
+    return mt_front_dest(a, c->op, 0, dt, ndim, shape, NULL, dev, true);
+}
+
 mt_status
 mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
 {
@@ -592,9 +616,10 @@ mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
     for (int k = 0; k < r->nin; k++) {
         in_dtypes[k] = (r->bool_in >> k & 1u) ? MT_BOOL : c.dt;
     }
+    const mt_dtype result = r->bool_out ? MT_BOOL : c.dt;
     mt_ew_plan p;
-    st = mt_ew_begin(&p, &dev->backend, c.ins, r->nin, in_dtypes, r->bool_out ? MT_BOOL : c.dt,
-                     c.inplace);
+    st = mt_ew_begin(&p, &dev->backend, c.ins, r->nin, in_dtypes, result, c.inplace,
+                     ew_dest(&c, a, r->nin, result));
     if (st) {
         goto out_release;
     }

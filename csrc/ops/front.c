@@ -102,13 +102,66 @@ mt_front_relayout_outputs(const mt_plan *p, mt_args *a)
     return st;
 }
 
+/* Whether t and u reach a common element (their byte ranges meet), other than as one view
+ * when same_view. */
+static bool
+shares_memory(const mt_tensor *t, const mt_tensor *u, bool same_view)
+{
+    if (t == NULL || t->storage != u->storage || mt_tensor_numel(t) == 0) {
+        return false;
+    }
+    return !(same_view && mt_tensor_same_view(t, u));
+}
+
+mt_tensor *
+mt_front_dest(mt_args *a, mt_op op, int k, mt_dtype dt, int ndim, const int64_t *sizes,
+              const int64_t *strides, mt_device dev, bool same_view)
+{
+    mt_tensor *d = a->into[k];
+    if (d == NULL || a->into_op != (int)op || d->dtype != dt || d->is_inference ||
+        d->python_dispatch || !mt_device_eq(mt_tensor_device(d), dev)) {
+        return NULL;
+    }
+    for (int j = 0; j < MT_MAX_TENSOR_ARGS; j++) {
+        if (shares_memory(a->t[j], d, same_view)) {
+            return NULL;
+        }
+    }
+    for (int l = 0; l < MT_MAX_TENSOR_LISTS && mt_args_tensorlist(a, l).t; l++) {
+        mt_tensorlist tl = mt_args_tensorlist(a, l);
+        for (int j = 0; j < tl.n; j++) {
+            if (shares_memory(tl.t[j], d, false)) {
+                return NULL;
+            }
+        }
+    }
+    bool same_sizes = d->ndim == ndim &&
+                      (ndim == 0 || memcmp(d->sizes, sizes, sizeof(int64_t) * (size_t)ndim) == 0);
+    if (!same_sizes) {
+        mt_tensor *r = NULL;
+        if (mt_tensor_numel(d) != 0 || mt_op_resize_(d, ndim, sizes, &r) != MT_OK) {
+            return NULL; /* the copy resizes it, with PyTorch's warning, or says why not */
+        }
+        mt_tensor_clear(&r);
+    }
+    if (strides ? ndim > 0 && memcmp(d->strides, strides, sizeof(int64_t) * (size_t)ndim) != 0
+                : mt_tensor_has_internal_overlap(d)) {
+        return NULL;
+    }
+    return d;
+}
+
 mt_status
 mt_front_alloc_outputs(const mt_plan *p, mt_args *a, mt_device dev)
 {
     mt_status st = MT_OK;
     for (int k = 0; k < p->nout && st == MT_OK; k++) {
         const mt_out_spec *o = &p->out[k];
-        if (o->ndim != MT_OUT_BY_KERNEL) {
+        mt_tensor *d = NULL;
+        if (o->ndim != MT_OUT_BY_KERNEL && !o->relayout &&
+            (d = mt_front_dest(a, p->op, k, o->dtype, o->ndim, o->sizes, o->strides, dev, false))) {
+            a->out[k] = mt_tensor_retain(d);
+        } else if (o->ndim != MT_OUT_BY_KERNEL) {
             int64_t rows[MT_MAX_DIMS];
             const int64_t *strides = o->strides;
             if (o->relayout) { /* the kernel's row-major result, copied into strides after */

@@ -56,9 +56,18 @@ mt_status mt_front_output_like(mt_plan *p, mt_dtype dt, const mt_tensor *t);
 /* A result whose size only its values show, of dtype dt: stated as made by the kernel, which
  * allocates it once it knows the size, with mt_dispatch_result (dispatch/dispatch.h). */
 mt_status mt_front_output_by_kernel(mt_plan *p, mt_dtype dt);
-/* Allocates the results p states as a->out[0..p->nout) on dev, through its allocator: the
- * dispatcher's step before the kernel (and the host round trip's, for its host copies). On
- * failure none is left. */
+/* The out= tensor the caller offers for result k of op (a->into[k], dispatch.h), when the
+ * kernel can write that result there: of dtype dt and shape (ndim, sizes) (an out with no
+ * elements is resized to it first, as PyTorch's resize_output; one with elements and another
+ * shape takes the copy, which warns), laid out as strides (NULL: any layout without internal
+ * overlap, which the elementwise loops write), on dev, and sharing no memory with an input
+ * (but for an input that is the same view, when same_view is true: an elementwise op then
+ * computes in place). NULL otherwise: the result is made anew and copied into out. */
+mt_tensor *mt_front_dest(mt_args *a, mt_op op, int k, mt_dtype dt, int ndim, const int64_t *sizes,
+                         const int64_t *strides, mt_device dev, bool same_view);
+/* Allocates the results p states as a->out[0..p->nout) on dev, through its allocator, or takes
+ * the caller's out= tensor for one (mt_front_dest): the dispatcher's step before the kernel
+ * (and the host round trip's, for its host copies). On failure none is left. */
 mt_status mt_front_alloc_outputs(const mt_plan *p, mt_args *a, mt_device dev);
 
 /* An int[1] or int[2] argument's values as (first, second), one value standing for both; false

@@ -633,7 +633,7 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 {
     const mt_py_schema *s = &mt_py_arg_schemas[op];
     PyObject *vals[MT_MAX_PARAMS] = {NULL}, *varargs = NULL, *res = NULL, *out_obj = NULL;
-    mt_tensor *outs[MT_MAX_OUTPUTS] = {NULL};
+    mt_py_outs outs;
     unsigned owned = 0, keywords = 0;
     /* a Tensor subclass, a tensor-like object or a mode takes the call (torch_function.c) */
     if (mt_py_tf_wanted(self, args, nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0))) {
@@ -658,7 +658,7 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     }
     if (s->out >= 0 && vals[s->out] && vals[s->out] != Py_None) {
         out_obj = vals[s->out];
-        if (mt_py_out_begin(op, s->name, s->out, out_obj, s->factory, &a, outs) < 0) {
+        if (mt_py_out_begin(op, s->name, s->out, out_obj, s->factory, &a, &outs) < 0) {
             goto out;
         }
     }
@@ -681,7 +681,7 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         }
         goto out;
     }
-    if (out_obj && mt_py_out_finish(op, s->name, &a, outs) < 0) {
+    if (out_obj && mt_py_out_finish(op, s->name, &a, &outs) < 0) {
         goto out;
     }
     res = results(op, &a, out_obj);

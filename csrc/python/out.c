@@ -1,10 +1,15 @@
 /* out=: a function called with out=t writes its result into t and returns t, as PyTorch's out=
  * overloads do. One path serves every op whose schema ends in `*, Tensor(a!)? out=None`
- * (args.c finds it): the op runs as it would without out=, then its result is checked against
- * out by the op's dtype rule (PyTorch's messages, which differ by family), out is resized where
- * its shape differs (with PyTorch's deprecation warning when it had elements), and the result
- * is copied in by copy_ (casts, any strides of out, its version counter). No kernel knows about
- * out=; what it costs is one pass over the result. An op with two results takes a tuple of two
+ * (args.c finds it). out's tensors go to the dispatcher as the call's destinations
+ * (mt_args.into): an op whose front end states its results (ops/front.h), and the elementwise
+ * family, write a result straight into out where out fits it as it is (the result's dtype and
+ * shape, or no elements yet; the stated strides, any for the elementwise loops; no memory
+ * shared with an input but, elementwise, an input that is out itself: PyTorch's structured
+ * out= kernels), and out's version goes up by one. Otherwise the op runs as it would without
+ * out=, its result is checked against out by the op's dtype rule (PyTorch's messages, which
+ * differ by family), out is resized where its shape differs (with PyTorch's deprecation warning
+ * when it had elements), and the result is copied in by copy_ (casts, any strides of out, its
+ * version counter): one more pass over the result. An op with two results takes a tuple of two
  * tensors. */
 #include <stdio.h>
 #include <string.h>
@@ -149,9 +154,10 @@ any_argument(const mt_args *a, bool (*pred)(const mt_tensor *, const mt_tensor *
 
 int
 mt_py_out_begin(mt_op op, const char *name, int index, PyObject *obj, bool factory, mt_args *a,
-                mt_tensor **outs)
+                mt_py_outs *o)
 {
     int nout = mt_op_nout[op];
+    mt_tensor **outs = o->t;
     if (parse_out(name, index, obj, nout, outs) < 0) {
         return -1;
     }
@@ -183,6 +189,11 @@ mt_py_out_begin(mt_op op, const char *name, int index, PyObject *obj, bool facto
         a->has_device = true; /* and, for a factory, on out's device */
         a->device = mt_tensor_device(outs[0]);
     }
+    for (int k = 0; k < nout; k++) {
+        a->into[k] = outs[k];
+        o->version[k] = mt_tensor_version(outs[k]);
+    }
+    a->into_op = (int)op;
     return 0;
 }
 
@@ -299,11 +310,24 @@ device_name(mt_device d, char *buf, size_t n)
     return buf;
 }
 
+/* out's k-th tensor counts one write, as PyTorch's out= does, whatever it took: a resize that
+ * grew it onto new memory (whose counter the copy of its old elements moved), or a kernel that
+ * handed its result over with mt_front_write_result (which leaves a new result at 0). */
+static void
+out_written(const mt_py_outs *outs, int k)
+{
+    atomic_store(&outs->t[k]->version->value, outs->version[k] + 1);
+}
+
 int
-mt_py_out_finish(mt_op op, const char *name, mt_args *a, mt_tensor **outs)
+mt_py_out_finish(mt_op op, const char *name, mt_args *a, const mt_py_outs *outs)
 {
     for (int k = 0; k < mt_op_nout[op]; k++) {
-        mt_tensor *res = a->out[k], *out = outs[k];
+        mt_tensor *res = a->out[k], *out = outs->t[k];
+        if (res == out) { /* the kernel wrote it there */
+            out_written(outs, k);
+            continue;
+        }
         mt_device rd = mt_tensor_device(res), od = mt_tensor_device(out);
         if (!mt_device_eq(rd, od)) {
             char want[32], got[32];
@@ -320,6 +344,7 @@ mt_py_out_finish(mt_op op, const char *name, mt_args *a, mt_tensor **outs)
             mt_py_raise(st);
             return -1;
         }
+        out_written(outs, k);
     }
     return 0;
 }

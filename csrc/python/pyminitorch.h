@@ -159,12 +159,18 @@ void mt_py_mark_python_dispatch(PyObject *cls, mt_tensor *t);
 int mt_py_check_data(const mt_tensor *t);
 /* library.c: the Python kernels of built-in ops (minitorch.library), _C._set_python_kernel */
 int mt_py_library_init(PyObject *module);
+/* out='s tensors (borrowed) and their versions before the call. */
+typedef struct mt_py_outs {
+    mt_tensor *t[MT_MAX_OUTPUTS];
+    long version[MT_MAX_OUTPUTS];
+} mt_py_outs;
 /* out= (out.c): before the op runs, out's tensors from obj (the index-th parameter of the
- * function `name`) into outs (borrowed), PyTorch's autograd refusal, and the arguments out
- * fixes (a dtype, a factory's device); after it, the results checked and copied into outs. */
+ * function `name`) into outs, PyTorch's autograd refusal, the arguments out fixes (a dtype, a
+ * factory's device) and out's tensors offered to the kernels as destinations (mt_args.into);
+ * after it, the results a kernel did not write there checked and copied into outs. */
 int mt_py_out_begin(mt_op op, const char *name, int index, PyObject *obj, bool factory, mt_args *a,
-                    mt_tensor **outs);
-int mt_py_out_finish(mt_op op, const char *name, mt_args *a, mt_tensor **outs);
+                    mt_py_outs *outs);
+int mt_py_out_finish(mt_op op, const char *name, mt_args *a, const mt_py_outs *outs);
 /* The default device of factories (defaults.c): false where none is set (the CPU). */
 bool mt_py_default_device(mt_device *out);
 extern PyMethodDef mt_py_defaults_functions[];
