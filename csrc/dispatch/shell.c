@@ -317,10 +317,23 @@ has_scalar_operand(const mt_args *a)
 
 static _Thread_local int passed; /* > 0 inside a call that passed the check */
 
+/* The call's shell dtype that names it in a message: a tensor's before a Python number's (a
+ * uint64 number beside a uint32 tensor, 2**63 - x) */
+static int
+shell_dtype(const mt_args *a)
+{
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (a->t[k] && !a->t[k]->is_wrapped_number && mt_dtype_is_shell(a->t[k]->dtype)) {
+            return a->t[k]->dtype;
+        }
+    }
+    return mt_args_first_dtype(a, mt_dtype_is_shell);
+}
+
 mt_status
 mt_shell_check(mt_op op, const mt_args *a, bool *guard)
 {
-    const int found = mt_args_first_dtype(a, mt_dtype_is_shell);
+    const int found = shell_dtype(a);
     *guard = false;
     if (found < 0 || passed > 0) {
         return MT_OK;

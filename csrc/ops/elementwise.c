@@ -503,6 +503,22 @@ static const ew_row rows[MT_NUM_EW] = {
 #include "ops/elementwise.def"
 };
 
+/* each family op's row, plus one (0: no row) */
+static const short op_rows[MT_NUM_OPS] = {
+#define MT_EW_OP(op, row, flags, schema) [MT_OP_##op] = MT_EW_##row + 1,
+#include "ops/elementwise.def"
+};
+
+bool
+mt_ew_integers_to_float(mt_op op, const mt_args *a)
+{
+    const int row = op_rows[op] - 1;
+    if (row < 0 || (row == MT_EW_div && a->str[0])) { /* div with a rounding mode stays */
+        return false;
+    }
+    return rows[row].meta == meta_to_float || rows[row].meta == meta_arith_to_float;
+}
+
 /* The row op runs with its string argument (div's rounding mode, gelu's approximation) or its
  * flag (elu_backward's is_result). */
 static mt_status

@@ -40,4 +40,8 @@ typedef struct mt_ew_device {
  * rounding modes, gelu's tanh form), then dev's loop; the result in a->out[0]. */
 mt_status mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev);
 
+/* Whether op, called with a, computes integer operands in the default float (true division,
+ * exp): its row's dtype rule. False for an op outside the family. */
+bool mt_ew_integers_to_float(mt_op op, const mt_args *a);
+
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dispatch/autocast.h"
+#include "ops/elementwise.h"
 #include "python/args_schema.h"
 
 /* pos: the argument's position, or -1 for a keyword argument (PyTorch names no position). */
@@ -221,16 +222,8 @@ convert(mt_op op, const mt_py_param *p, int pos, PyObject *o, mt_args *a, unsign
             if (r < 0) {
                 return -1;
             }
-            bool beside_uint64 = false; /* the tensors bound before it */
-            for (int k = 0; k < p->slot; k++) {
-                beside_uint64 = beside_uint64 || (a->t[k] && a->t[k]->dtype == MT_UINT64);
-            }
-            if (s.type == MT_UINT64 && !beside_uint64) {
-                /* an int from 2^63 on: a uint64 number beside a uint64 tensor, else a float
-                 * one, which meets any tensor (a uint64 one would stop at the shell dtypes'
-                 * rule, dispatch/shell.c) */
-                s = mt_scalar_float(mt_scalar_to_double(s));
-            }
+            /* an int from 2^63 on binds as a uint64 number, settled once every tensor is
+             * bound (settle_numbers) */
             mt_status st = mt_tensor_scalar(s, s.type, &a->t[p->slot]);
             if (st) {
                 mt_py_raise(st);
@@ -628,6 +621,130 @@ results(mt_op op, mt_args *a, PyObject *out_obj)
     return res;
 }
 
+/* How PyTorch's overload of an op takes a Python number in a value slot: as an operand (its
+ * bits beside integers), or as a Scalar converted checked ("value cannot be converted to type
+ * int64_t without overflow"), into self's dtype (the fills) or into the promoted one. */
+enum { OPERAND, INTO_SELF, INTO_PROMOTED };
+
+static int
+number_kind(mt_op op, int slot)
+{
+    switch (op) {
+    case MT_OP_where:
+        return INTO_PROMOTED;
+    case MT_OP_clamp:
+    case MT_OP_clamp_:
+        return slot > 0 ? INTO_PROMOTED : OPERAND;
+    case MT_OP_fill_:
+    case MT_OP_masked_fill:
+    case MT_OP_masked_fill_:
+    case MT_OP_index_fill:
+    case MT_OP_index_fill_:
+    case MT_OP_scatter:
+    case MT_OP_scatter_:
+        return slot > 0 ? INTO_SELF : OPERAND;
+    default:
+        return OPERAND;
+    }
+}
+
+int
+mt_py_settle_number(mt_op op, int slot, const mt_args *a, mt_scalar *s, int beside, bool numbers)
+{
+    const int kind = number_kind(op, slot);
+    if (kind == INTO_SELF && a && a->t[0]) {
+        beside = a->t[0]->dtype;
+        numbers = false;
+    }
+    const bool u64 = s->type == MT_UINT64;
+    const bool integral = beside >= 0 && mt_dtype_is_integral((mt_dtype)beside, true);
+    const bool shell = beside >= 0 && mt_dtype_is_shell((mt_dtype)beside);
+    /* the shell dtypes' rule refuses the op first (dispatch/shell.c), but for these two */
+    const bool checks_shell = op == MT_OP_where || op == MT_OP_fill_;
+    mt_status st = MT_OK;
+    if (u64 && (op == MT_OP_pow || op == MT_OP_pow_) && slot == 1 && integral) {
+        st = mt_check_scalar_fits(*s, MT_INT64); /* PyTorch reads the exponent as an int64 */
+    } else if (u64 && kind == INTO_PROMOTED && beside == MT_BOOL) {
+        st = mt_promote_check(MT_BOOL, MT_UINT64);
+    } else if (kind != OPERAND && beside >= 0 && !numbers && (!shell || checks_shell)) {
+        st = mt_check_scalar_fits(*s, (mt_dtype)beside);
+    } else if (u64 && integral && numbers) {
+        st = mt_promote_check(MT_UINT64, (mt_dtype)beside);
+    } else if (u64 && kind == OPERAND && beside == MT_BOOL && op != MT_OP_sub && op != MT_OP_sub_) {
+        st = mt_promote_check(MT_BOOL, MT_UINT64); /* sub's front end refuses a bool first */
+    }
+    if (st) {
+        mt_py_raise(st);
+        return -1;
+    }
+    if (u64 && (!integral || (a && mt_ew_integers_to_float(op, a)))) {
+        *s = mt_scalar_float(mt_scalar_to_double(*s));
+    } else if (u64 && beside == MT_BOOL) { /* a bool's fill or sub (which refuses it) */
+        *s = mt_scalar_int((int64_t)s->v.u);
+    } else if ((u64 || kind != OPERAND) && integral && beside != MT_BOOL && beside != MT_UINT64) {
+        /* the number as the integer dtype it meets holds it, as PyTorch casts it there: 2**63 + 5
+         * is 5 beside uint8, clamp(uint8, min=-1) clamps at 255 */
+        union {
+            char c[16];
+            int64_t aligned;
+        } bits;
+        mt_store_scalar(bits.c, (mt_dtype)beside, *s);
+        *s = mt_load_scalar(bits.c, (mt_dtype)beside);
+    }
+    return 0;
+}
+
+/* The real Python numbers bound as wrapped numbers, each settled by mt_py_settle_number beside
+ * the call's other tensors (where's condition takes no part in promotion): an int from 2^63 on
+ * (bound as a uint64 number) beside them, a number PyTorch's overload converts checked beside
+ * them and itself (the dtype they promote to, which a float number may make a float). */
+static int
+settle_numbers(mt_op op, mt_args *a, unsigned owned)
+{
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        mt_tensor *t = a->t[k];
+        if (!(owned >> k & 1u) || !t->is_wrapped_number || mt_dtype_is_complex(t->dtype)) {
+            continue;
+        }
+        const bool u64 = t->dtype == MT_UINT64;
+        if (!u64 && number_kind(op, k) == OPERAND) {
+            continue;
+        }
+        mt_promotion p;
+        mt_promotion_init(&p);
+        bool any = false, numbers = true;
+        for (int j = 0; j < MT_MAX_TENSOR_ARGS; j++) {
+            const mt_tensor *o = a->t[j];
+            if (j != k && o && !(op == MT_OP_where && j == 0)) {
+                mt_promotion_add(&p, o->dtype, o->ndim, o->is_wrapped_number);
+                any = true;
+                numbers = numbers && o->is_wrapped_number;
+            }
+        }
+        if (!u64) {
+            mt_promotion_add(&p, t->dtype, 0, true);
+        }
+        mt_scalar s;
+        mt_tensor *n = NULL;
+        mt_status st = mt_tensor_item(t, &s);
+        if (st) {
+            mt_py_raise(st);
+            return -1;
+        }
+        if (mt_py_settle_number(op, k, a, &s, any ? (int)mt_promotion_result(&p) : -1,
+                                any && numbers) < 0) {
+            return -1;
+        }
+        if ((st = mt_tensor_scalar(s, s.type, &n)) != MT_OK) {
+            mt_py_raise(st);
+            return -1;
+        }
+        mt_tensor_release(t);
+        a->t[k] = n;
+    }
+    return 0;
+}
+
 PyObject *
 mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -655,6 +772,9 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         if (convert(op, &s->params[j], pos, o, &a, &owned) < 0) {
             goto out;
         }
+    }
+    if (settle_numbers(op, &a, owned) < 0) {
+        goto out;
     }
     if (s->out >= 0 && vals[s->out] && vals[s->out] != Py_None) {
         out_obj = vals[s->out];

@@ -333,9 +333,10 @@ fill(PyObject *o, mt_dtype dt, char **p)
         }
         return -1;
     }
-    mt_status st = mt_check_scalar_fits(s, dt);
-    if (st) {
-        mt_py_raise(st);
+    if (mt_check_scalar_fits(s, dt)) {
+        /* PyTorch's tensor() names the dtype as Python does ("int32", not the C type) */
+        PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow",
+                     mt_dtype_name(dt));
         return -1;
     }
     mt_store_scalar(*p, dt, s);

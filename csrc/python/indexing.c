@@ -440,12 +440,13 @@ strip_value(mt_tensor *src, int ndim)
     return st ? mt_py_raise(st), NULL : t;
 }
 
-/* A Python number to write into a tensor of dtype dt; -1 with an exception. */
+/* A Python number to write into a tensor of dtype dt; -1 with an exception. An int beyond
+ * int64 is refused for every dtype, as PyTorch unpacks it as a long long whatever the tensor's. */
 static int
 number_value(PyObject *value, mt_dtype dt, mt_scalar *s)
 {
     int overflow = 0;
-    if (PyLong_Check(value) && mt_dtype_is_integral(dt, false)) {
+    if (PyLong_Check(value)) {
         PyLong_AsLongLongAndOverflow(value, &overflow);
     }
     if (overflow) {

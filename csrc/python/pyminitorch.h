@@ -59,6 +59,18 @@ PyObject *mt_py_from_scalar(mt_scalar s);
  * Tensor|Scalar argument: a 0-dim complex128 tensor marked as a wrapped number (weak in type
  * promotion, so x * 1j keeps complex64 for a float32 x). 0, or -1 with an exception. */
 int mt_py_complex_number(PyObject *o, mt_tensor **out);
+/* A real Python number s bound in slot of op's call a, beside the call's other tensors, whose
+ * promoted dtype is beside (-1: none; numbers: they are Python numbers only). In the value slots
+ * of PyTorch's Scalar overloads (where, clamp's bounds, the fills: fill_, masked_fill,
+ * index_fill, scatter) it must fit the dtype it converts into, with PyTorch's message. An int
+ * from 2^63 to 2^64 - 1 (mt_py_to_scalar's MT_UINT64 number) then meets the tensors as PyTorch's
+ * uint64 Scalar does: beside an integer it becomes that integer's int64 bits (its cast into the
+ * result wraps, as C's and PyTorch's), or a float where the op computes integers in float (true
+ * division); beside uint16/32/64 it stays; beside a float it is a float; beside a bool, or
+ * beside numbers alone, PyTorch's promotion error; pow's exponent must fit int64 beside an
+ * integer base. 0, or -1 with an exception set. */
+int mt_py_settle_number(mt_op op, int slot, const mt_args *a, mt_scalar *s, int beside,
+                        bool numbers);
 
 PyObject *mt_py_dtype_obj(mt_dtype dt); /* borrowed */
 int mt_py_to_dtype(PyObject *o, mt_dtype *out); /* -1 with TypeError */

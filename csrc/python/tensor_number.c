@@ -9,10 +9,10 @@
 
 /* ---- operators ---- */
 
-/* o as a tensor: itself, or a wrapped Python number (new reference in *owned); an int from 2^63
- * on is a uint64 number beside a uint64 tensor (other), else a float one (as args.c's) */
+/* o, slot of op, as a tensor: itself, or a wrapped Python number (new reference in *owned); an
+ * int from 2^63 on meets the other operand as mt_py_settle_number says */
 static inline mt_tensor *
-operand(PyObject *o, PyObject *other, mt_tensor **owned, int *err)
+operand(mt_op op, int slot, PyObject *o, PyObject *other, mt_tensor **owned, int *err)
 {
     if (mt_py_is_tensor(o)) {
         return mt_py_unwrap(o);
@@ -26,9 +26,15 @@ operand(PyObject *o, PyObject *other, mt_tensor **owned, int *err)
     if (r == -1) {
         return NULL; /* not ours: NotImplemented */
     }
-    if (r == 0 && s.type == MT_UINT64 &&
-        !(mt_py_is_tensor(other) && mt_py_unwrap(other)->dtype == MT_UINT64)) {
-        s = mt_scalar_float(mt_scalar_to_double(s));
+    if (r == 0 && s.type == MT_UINT64) {
+        int beside = mt_py_is_tensor(other) ? (int)mt_py_unwrap(other)->dtype : -1;
+        mt_args none;
+        mt_args_init(&none);
+        r = mt_py_settle_number(op, slot, &none, &s, beside, false);
+        if (r) {
+            *err = 1;
+            return NULL;
+        }
     }
     mt_status st = r ? MT_OK : mt_tensor_scalar(s, s.type, owned);
     if (r || st) {
@@ -93,8 +99,8 @@ binary(mt_op op, const char *dunder, PyObject *x, PyObject *y)
     PyObject *res = NULL;
     mt_args a;
     mt_args_init(&a);
-    a.t[0] = operand(x, y, &ox, &err);
-    a.t[1] = err ? NULL : operand(y, x, &oy, &err);
+    a.t[0] = operand(op, 0, x, y, &ox, &err);
+    a.t[1] = err ? NULL : operand(op, 1, y, x, &oy, &err);
     if (err) {
         goto out;
     }

@@ -525,9 +525,10 @@ py_can_cast(PyObject *m, PyObject *args, PyObject *kwargs)
     return PyBool_FromLong(mt_can_cast(a, b));
 }
 
-/* One operand of result_type: a tensor, or a Python number (a wrapped number's rank). */
+/* One operand of result_type beside the other: a tensor, or a Python number (a wrapped
+ * number's rank; an int from 2^63 on as mt_py_settle_number makes it beside the other). */
 static int
-add_operand(mt_promotion *p, PyObject *o)
+add_operand(mt_promotion *p, PyObject *o, PyObject *other)
 {
     if (mt_py_is_tensor(o)) {
         const mt_tensor *t = mt_py_unwrap(o);
@@ -541,6 +542,17 @@ add_operand(mt_promotion *p, PyObject *o)
                      "result_type() received an invalid combination of arguments - got (%s)",
                      Py_TYPE(o)->tp_name);
         return -1;
+    }
+    if (s.type == MT_UINT64) {
+        mt_scalar so;
+        const bool number = !mt_py_is_tensor(other) && mt_py_to_scalar(other, &so) == 0;
+        const int beside = mt_py_is_tensor(other) ? (int)mt_py_unwrap(other)->dtype
+                           : number               ? (int)so.type
+                                                  : -1;
+        PyErr_Clear();
+        if (mt_py_settle_number(MT_OP_add, 1, NULL, &s, beside, number) < 0) {
+            return -1;
+        }
     }
     mt_promotion_add(p, s.type, 0, true);
     return 0;
@@ -557,7 +569,7 @@ py_result_type(PyObject *m, PyObject *args, PyObject *kwargs)
     }
     mt_promotion p;
     mt_promotion_init(&p);
-    if (add_operand(&p, a) < 0 || add_operand(&p, b) < 0) {
+    if (add_operand(&p, a, b) < 0 || add_operand(&p, b, a) < 0) {
         return NULL;
     }
     return Py_NewRef(mt_py_dtype_obj(mt_promotion_result(&p)));

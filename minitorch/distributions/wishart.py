@@ -126,20 +126,32 @@ class Wishart(_CholeskyParametrised, ExponentialFamily):
         return minitorch.matmul(LA, LA.mT)
 
     def rsample(self, sample_shape=minitorch.Size(), max_try_correction=None):
-        """Bartlett draws; a draw that came out singular (possible for df near p - 1) is drawn
-        again, up to max_try_correction (10) times, with a warning; one still singular after
-        that is returned as it is (its log_prob may be -inf)."""
+        """Bartlett draws, corrected as PyTorch 2.13's rsample corrects them, so that after the
+        same seed the draws and the generator's state are PyTorch's: its flag of the draws to
+        draw again is support.check (True for a positive definite draw; the batch dims
+        reduced), so a draw that came out fine is drawn again, with the warning "Singular sample
+        detected.", until a redraw's check comes out False (a singular redraw), at most
+        max_try_correction (10) times."""
         if max_try_correction is None:
             max_try_correction = 10
         sample_shape = minitorch.Size(sample_shape)
+        batch_dims = [-(d + 1) for d in range(len(self._batch_shape))]
         sample = self._bartlett(sample_shape)
-        singular = ~self.support.check(sample)
-        if bool(singular.any()):
+        again = self.support.check(sample)
+        if self._batch_shape:
+            again = again.amax(batch_dims)
+        if bool(again.any()):
             warnings.warn("Singular sample detected.", stacklevel=2)
             for _ in range(max_try_correction):
-                sample = minitorch.where(singular.unsqueeze(-1).unsqueeze(-1), self._bartlett(sample_shape), sample)
-                singular = ~self.support.check(sample)
-                if not bool(singular.any()):
+                redraw = self._bartlett(again[again].shape)
+                # a copy of the mask: the index_put node keeps its mask, which the line below
+                # changes in place (PyTorch's turns a bool mask into fresh positions first)
+                sample[again.clone()] = redraw
+                redraw_singular = ~self.support.check(redraw)
+                if self._batch_shape:
+                    redraw_singular = redraw_singular.amax(batch_dims)
+                again[again.clone()] = redraw_singular
+                if not bool(again.any()):
                     break
         return sample
 
