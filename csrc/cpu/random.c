@@ -176,7 +176,24 @@ typedef struct draw {
     int64_t from;   /* random_: [from, from + span) */
     uint64_t span;  /* 0: all 2^64 values */
     bool wide;      /* random_ draws 64 bits (spans of 2^28 and more) */
+    /* uniform_ into a float32 buffer for float16 or bfloat16: each value rounded to the stored
+     * dtype before the half-open interval's check, as PyTorch's kernel checks after its cast
+     * (else a value rounded up to `to`: 1.0 from rand about once in 4000 float16 draws) */
+    float (*round)(float);
+    float stored_from, stored_to; /* from and to rounded so */
 } draw;
+
+static float
+round_half(float v)
+{
+    return mt_half_to_float(mt_float_to_half(v));
+}
+
+static float
+round_bf16(float v)
+{
+    return mt_bf16_to_float(mt_float_to_bf16(v));
+}
 
 #define FMA_f32 fmaf
 #define FMA_f64 fma
@@ -185,11 +202,16 @@ typedef struct draw {
  * T's precision, from a float32 uniform for float32 (rounding reached `to`: the interval stays
  * half-open); the others from float64 uniforms and normals, through core/random_math.h where
  * PyTorch's CPU transform is the kernel's. */
-#define LOOP_uniform(T, S)                                         \
-    const T from = (T)d->a, to = (T)d->b;                          \
-    for (int64_t i = 0; i < n; i++) {                              \
-        T v = FMA_##S(mt_draw_uniform_##S(d->g), to - from, from); \
-        MT_AT(T, 0, i) = v == to ? from : v;                       \
+#define LOOP_uniform(T, S)                                                 \
+    const T from = (T)d->a, to = (T)d->b;                                  \
+    for (int64_t i = 0; i < n; i++) {                                      \
+        T v = FMA_##S(mt_draw_uniform_##S(d->g), to - from, from);         \
+        if (d->round) {                                                    \
+            v = (T)d->round((float)v);                                     \
+            MT_AT(T, 0, i) = v == (T)d->stored_to ? (T)d->stored_from : v; \
+        } else {                                                           \
+            MT_AT(T, 0, i) = v == to ? from : v;                           \
+        }                                                                  \
     }
 #define LOOP_normal(T, S)                                              \
     for (int64_t i = 0; i < n; i++) {                                  \
@@ -312,6 +334,11 @@ fill_random(mt_args *a, mt_random_kind kind)
     d.b = r.b;
     d.from = r.from;
     d.span = r.span;
+    if (r.dt == MT_FLOAT16 || r.dt == MT_BFLOAT16) {
+        d.round = r.dt == MT_FLOAT16 ? round_half : round_bf16;
+        d.stored_from = d.round((float)d.a);
+        d.stored_to = d.round((float)d.b);
+    }
     /* PyTorch's random_ draws 64 bits for spans from 2^28 on, except int32's random_() */
     bool int32_default = self->dtype == MT_INT32 && mt_scalar_is_none(a->s[0]);
     d.wide = (r.span == 0 || r.span >= (UINT64_C(1) << 28)) && !int32_default;

@@ -28,6 +28,8 @@ is_small(const mt_tensor *t)
     return t && mt_dtype_is_small(t->dtype);
 }
 
+_Thread_local int mt_widen_stored_dtype = -1;
+
 bool
 mt_widen_needed(mt_op op, const mt_args *a)
 {
@@ -235,6 +237,7 @@ mt_widen_run(mt_op op, mt_args *a, mt_key key, mt_widen_inner inner)
     }
     const int castback = castback_dtype(op, a, orig, n);
     const int given_dtype = a->dtype;
+    const int stored = a->t[0] ? (int)a->t[0]->dtype : given_dtype; /* a factory's: its dtype= */
     mt_status st = MT_OK;
     int widened = 0;
     for (; widened < n && st == MT_OK; widened++) {
@@ -267,7 +270,10 @@ mt_widen_run(mt_op op, mt_args *a, mt_key key, mt_widen_inner inner)
         a->s[1] = mt_scalar_is_none(a->s[1]) ? mt_scalar_float(max) : a->s[1];
         a->s[2] = mt_scalar_is_none(a->s[2]) ? mt_scalar_float(-max) : a->s[2];
     }
+    const int outer_stored = mt_widen_stored_dtype;
+    mt_widen_stored_dtype = stored;
     st = inner(op, a, 1u << key);
+    mt_widen_stored_dtype = outer_stored;
     a->dtype = given_dtype;
     a->s[1] = given_s1;
     a->s[2] = given_s2;

@@ -15,4 +15,10 @@ typedef mt_status (*mt_widen_inner)(mt_op op, mt_args *a, unsigned keys);
 /* Runs op's kernel for key on a with its small-dtype tensors widened, and converts back. */
 mt_status mt_widen_run(mt_op op, mt_args *a, mt_key key, mt_widen_inner inner);
 
+/* While mt_widen_run's inner call runs: the dtype its first tensor argument had before it was
+ * widened (a factory's dtype= without one; else -1), for the one kernel whose numbers depend on
+ * the stored dtype beyond the final rounding: uniform_, whose half-open interval PyTorch checks
+ * after the cast to the stored dtype. */
+extern _Thread_local int mt_widen_stored_dtype;
+
 #endif

@@ -114,6 +114,7 @@ typedef struct mt_random_spec {
     double a, b;
     int64_t from;
     uint64_t span; /* 0 for all 2^64 values */
+    mt_dtype dt;   /* self's dtype as given: float16 and bfloat16 fill through float32 buffers */
 } mt_random_spec;
 
 /* The discrete Fourier transforms (_fft_c2c, _fft_r2c, _fft_c2r; ops/fft.c): the dims

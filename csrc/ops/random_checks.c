@@ -4,6 +4,7 @@
  * csrc/cpu/random.c and cuda/ops_random.c. */
 #include <stdint.h>
 
+#include "dispatch/widen.h"
 #include "ops/arg_checks.h"
 #include "ops/fails.h"
 #include "ops/front.h"
@@ -133,7 +134,12 @@ mt_status
 mt_random_spec_of(const mt_args *a, mt_random_kind kind, mt_random_spec *out)
 {
     mt_dtype dt = a->t[0]->dtype;
-    *out = (mt_random_spec){0, 0, 0, 1};
+    /* a float16 or bfloat16 self arrives widened to float32: its fill draws in the stored dtype */
+    const int stored = mt_widen_stored_dtype;
+    *out = (mt_random_spec){0, 0, 0, 1,
+                            stored >= 0 && mt_dtype_compute((mt_dtype)stored) == dt
+                                ? (mt_dtype)stored
+                                : dt};
     if (kind > MT_RANDOM_INTS) {
         return other_spec(a, kind, out);
     }
