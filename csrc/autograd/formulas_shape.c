@@ -381,8 +381,23 @@ mt_grad_masked_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 typedef struct indices {
     int n;
     mt_tensor *idx[MT_MAX_DIMS]; /* owned; NULL entries skip a dim */
+    long version[MT_MAX_DIMS];   /* each index's at save time: PyTorch saves them as variables */
     bool accumulate;
 } indices;
+
+/* The indices as recorded, or PyTorch's 'modified by an inplace operation' error: a mask or
+ * index changed in place since would put the gradient elsewhere. */
+static mt_status
+indices_check(const indices *ix)
+{
+    for (int k = 0; k < ix->n; k++) {
+        mt_status st = ix->idx[k] ? mt_autograd_check_version(ix->idx[k], ix->version[k]) : MT_OK;
+        if (st) {
+            return st;
+        }
+    }
+    return MT_OK;
+}
 
 static void
 indices_free(void *p)
@@ -400,6 +415,9 @@ mt_grad_index(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const indices *ix = n->user;
     tmp s = {0};
+    if ((s.st = indices_check(ix))) {
+        return s.st;
+    }
     mt_tensor *z = zeros_of(&s, &n->in_meta[0]);
     if (z && (s.st = mt_op_index_put_(z, ix->n, ix->idx, g[0], true, NULL)) == MT_OK) {
         give(&s, z, &gi[0]);
@@ -414,6 +432,9 @@ mt_grad_index_put(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const indices *ix = n->user;
     tmp s = {0};
+    if ((s.st = indices_check(ix))) {
+        return s.st;
+    }
     if (wants(n, 0) && ix->accumulate) {
         give(&s, g[0], &gi[0]);
     } else if (wants(n, 0)) {
@@ -453,6 +474,7 @@ record_indexing(mt_op op, mt_args *a)
             s->accumulate = inplace && a->b[0];
             for (int k = 0; k < a->ntl; k++) {
                 s->idx[k] = a->tl[k] ? mt_tensor_retain(a->tl[k]) : NULL;
+                s->version[k] = a->tl[k] ? mt_tensor_version(a->tl[k]) : 0;
             }
             n->user = s;
             n->user_free = indices_free;
