@@ -235,7 +235,7 @@ OutOfMemoryError = cuda.OutOfMemoryError  # torch.OutOfMemoryError is the CUDA a
 from ._stream import Event, Stream  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402
-from . import accelerator, amp, backends, compiler, cpu, distributions, jit, testing  # noqa: E402
+from . import accelerator, amp, backends, compiler, cpu, jit, testing  # noqa: E402
 from .amp import GradScaler, autocast  # noqa: E402
 from .amp.autocast_mode import is_autocast_enabled, set_autocast_enabled, get_autocast_dtype  # noqa: E402
 from .amp.autocast_mode import set_autocast_dtype, is_autocast_cache_enabled, set_autocast_cache_enabled  # noqa: E402
@@ -278,14 +278,11 @@ globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, IntTensor
 from . import utils  # noqa: E402
 from . import __future__  # noqa: E402  (torch.__future__: nn.Module's conversion switches)
 from . import futures  # noqa: E402
-from . import distributed  # noqa: E402  (imports no MPI until init_process_group)
 from . import multiprocessing  # noqa: E402  (registers tensors with multiprocessing's pickler)
 from . import xpu  # noqa: E402
 from . import overrides, return_types, types, version  # noqa: E402
-from . import func  # noqa: E402
 from . import library  # noqa: E402
 from ._ops import ops  # noqa: E402  (minitorch.ops.aten.relu, minitorch.ops.mylib.foo)
-from .func import vmap  # noqa: E402
 from ._qtensor import qint8, qint32, quint8, qscheme  # noqa: E402  (quantized dtypes: Python objects)
 from ._qtensor import (  # noqa: E402
     dequantize, per_channel_affine, per_channel_affine_float_qparams, per_channel_symmetric, per_tensor_affine,
@@ -308,15 +305,33 @@ def adaptive_max_pool1d(input, output_size):
     return nn.functional.adaptive_max_pool1d(input, output_size, return_indices=True)
 
 
-def __getattr__(name: str):
-    """minitorch.hub (its urllib, zipfile and tempfile cost more than the rest of `import minitorch`
-    needs), minitorch.fx, minitorch._dynamo, minitorch._inductor, minitorch._logging,
-    minitorch.__config__, minitorch.ao and minitorch.quantization are imported on first use."""
-    if name in ("hub", "fx", "_dynamo", "_inductor", "_logging", "__config__", "ao", "quantization"):
-        import importlib
+# Submodules imported on first use (PEP 562), as `minitorch.distributions.Normal` or `import
+# minitorch.func` reach them: nothing at import time needs them, and they cost more than the rest
+# of `import minitorch` would (hub: urllib, zipfile and tempfile; distributions: 48 modules;
+# distributed: 14, with its RPC and sessions; func: 4). Importing them registers nothing that
+# Tensor or the other modules rely on.
+_LAZY_SUBMODULES = ("hub", "fx", "_dynamo", "_inductor", "_logging", "__config__", "ao", "quantization",
+                    "distributions", "distributed", "func")
+# Names of the top level that live in a lazy submodule: name -> (submodule, attribute)
+_LAZY_NAMES = {"vmap": ("func", "vmap")}
 
+
+def __getattr__(name: str):
+    """A lazy submodule, or a name of one, imported on first use."""
+    import importlib
+
+    if name in _LAZY_SUBMODULES:
         return importlib.import_module("." + name, __name__)
+    if name in _LAZY_NAMES:
+        module, attr = _LAZY_NAMES[name]
+        value = getattr(importlib.import_module("." + module, __name__), attr)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES) | set(_LAZY_NAMES))
 
 
 from ._einops import install as _install_einops  # noqa: E402

@@ -173,6 +173,7 @@ transposes(const mt_iter *it, int64_t item)
             }                                                                               \
         }                                                                                   \
     }
+TILED_COPY(1, uint8_t)
 TILED_COPY(2, uint16_t)
 TILED_COPY(4, uint32_t)
 TILED_COPY(8, uint64_t)
@@ -236,6 +237,8 @@ mt_cpu_copy_tiles(const char *src, int64_t sr, int64_t sc, char *dst, int64_t dr
         }
         tiled_copy_4(s4 + mt, 1, sc, d4 + mt * dr, dr, 1, m - mt, n);
         tiled_copy_4(s4 + nt * sc, 1, sc, d4 + nt, dr, 1, mt, n - nt);
+    } else if (es == 1) {
+        tiled_copy_1((const uint8_t *)src, sr, sc, (uint8_t *)dst, dr, dc, m, n);
     } else if (es == 2) {
         tiled_copy_2((const uint16_t *)src, sr, sc, (uint16_t *)dst, dr, dc, m, n);
     } else if (es == 4) {

@@ -22,6 +22,7 @@ typedef struct mt_iter {
     int64_t shape[MT_MAX_DIMS];                   /* dim 0 is the innermost */
     int64_t strides[MT_MAX_DIMS][MT_ITER_MAX_OPS]; /* bytes */
     char *data[MT_ITER_MAX_OPS];
+    int64_t item[MT_ITER_MAX_OPS]; /* each operand's element size in bytes */
     bool any_order; /* mt_iter_build_any_order's: mt_iter_run may walk the dims in tiles */
 } mt_iter;
 
@@ -30,7 +31,8 @@ mt_status mt_iter_build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *
                         int nops);
 /* The same, for a loop whose elements may be visited in any order (an elementwise one): the dims
  * ordered by the operands' strides, as TensorIterator does, so permuted operands laid out alike
- * run as contiguous ones. */
+ * run as contiguous ones. The loop must only read operands 1.. (only write operand 0): a
+ * transposed input may reach it as a contiguous copy of a tile (iter.c's run_tiles). */
 mt_status mt_iter_build_any_order(mt_iter *it, int ndim, const int64_t *shape,
                                   mt_tensor *const *ops, int nops);
 void mt_iter_run(const mt_iter *it, mt_loop_fn loop, void *ctx);
