@@ -469,13 +469,21 @@ TANH_SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-
 
 
 def test_tanh_float32_is_rounded_once_from_double(threads):
-    """Every value equals float64 tanh rounded to float32 (libm's tanhf agrees; SLEEF's, PyTorch's,
-    is within 1 ulp), signs of zeros and NaN kept, over the ranges where the formula changes."""
-    x = np.concatenate([rng.standard_normal(200_000).astype(np.float32) * s for s in (1e-5, 1e-3, 0.3, 2, 6)]
+    """Values equal float64 tanh rounded to float32 (libm's tanhf agrees; SLEEF's, PyTorch's, is
+    within 1 ulp), signs of zeros and NaN kept, over the ranges where the formula changes, but
+    for rare values within about 1e-13 of a float midpoint, where the kernel's double result
+    (exp(2|x|) - 1 loses up to 1e-16 / (2|x|)) may round the other way: 1 ulp off, 0 to 2 of
+    these 1.1M values depending on the draw (vmath.h says so). Its own generator: the module's
+    gave each xdist worker other values, so the count changed from run to run."""
+    draw = np.random.default_rng(471)
+    x = np.concatenate([draw.standard_normal(200_000).astype(np.float32) * s for s in (1e-5, 1e-3, 0.3, 2, 6)]
                        + [np.linspace(-12, 12, 100_001, dtype=np.float32), TANH_SPECIALS])
     got = minitorch.tensor(x).tanh().numpy()
     want = np.tanh(x.astype(np.float64)).astype(np.float32)
-    np.testing.assert_array_equal(got, want)  # NaN where NaN: assert_array_equal matches them
+    off = np.nonzero((got != want) & ~(np.isnan(got) & np.isnan(want)))[0]
+    assert len(off) <= 4, (x[off[:8]], got[off[:8]], want[off[:8]])
+    np.testing.assert_array_max_ulp(got[off], want[off], maxulp=1)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     for layout in ("transposed", "sliced"):
         a = x[:4800].reshape(60, 80)
