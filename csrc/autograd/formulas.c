@@ -415,20 +415,19 @@ zeros_for(const mt_meta *m, mt_tensor *g, mt_tensor **out)
         return mt_ag_zeros(m, out);
     }
     int64_t strides[MT_MAX_DIMS] = {0};
-    mt_tensor *one = NULL, *copy = NULL, *zeroed = NULL;
+    tmp s = {0};
+    mt_tensor *r = NULL;
     bool grad = mt_grad_enabled(); /* zeros, no history (as new_zeros) */
     mt_set_grad_enabled(false);
-    mt_status st = mt_op_as_strided(g, m->ndim, m->sizes, m->ndim, strides, g->offset, &one);
-    st = st ? st : mt_op_clone(one, &copy);
-    st = st ? st : mt_op_zero_(copy, &zeroed);
-    mt_set_grad_enabled(grad);
-    mt_tensor_clear(&one);
-    mt_tensor_clear(&zeroed); /* copy itself */
-    if (st) {
-        mt_tensor_clear(&copy);
+    mt_tensor *one = own(&s,
+                         mt_op_as_strided(g, m->ndim, m->sizes, m->ndim, strides, g->offset, &r),
+                         &r);
+    mt_tensor *copy = s.st ? NULL : own(&s, mt_op_clone(one, &r), &r);
+    if (copy && own(&s, mt_op_zero_(copy, &r), &r)) { /* zero_ returns copy itself */
+        give(&s, copy, out);
     }
-    *out = copy;
-    return st;
+    mt_set_grad_enabled(grad);
+    return finish(&s);
 }
 
 mt_status

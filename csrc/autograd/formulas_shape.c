@@ -415,9 +415,7 @@ mt_grad_index(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const indices *ix = n->user;
     tmp s = {0};
-    if ((s.st = indices_check(ix))) {
-        return s.st;
-    }
+    s.st = indices_check(ix);
     mt_tensor *z = zeros_of(&s, &n->in_meta[0]);
     if (z && (s.st = mt_op_index_put_(z, ix->n, ix->idx, g[0], true, NULL)) == MT_OK) {
         give(&s, z, &gi[0]);
@@ -432,12 +430,10 @@ mt_grad_index_put(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const indices *ix = n->user;
     tmp s = {0};
-    if ((s.st = indices_check(ix))) {
-        return s.st;
-    }
-    if (wants(n, 0) && ix->accumulate) {
+    s.st = indices_check(ix);
+    if (s.st == MT_OK && wants(n, 0) && ix->accumulate) {
         give(&s, g[0], &gi[0]);
-    } else if (wants(n, 0)) {
+    } else if (s.st == MT_OK && wants(n, 0)) {
         mt_tensor *r = NULL;
         mt_tensor *zero = own(&s, mt_tensor_scalar(mt_scalar_int(0), g[0]->dtype, &r), &r);
         mt_tensor *c = s.st ? NULL : own(&s, mt_op_clone(g[0], &r), &r);
