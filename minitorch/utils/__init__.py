@@ -2,6 +2,7 @@
 multiprocessing included), so `import minitorch` does not pay for it."""
 import copyreg
 import importlib
+import importlib.util
 import weakref
 
 __all__ = ["benchmark", "checkpoint", "collect_env", "data", "deterministic", "dlpack", "hooks", "model_zoo", "tensorboard"]
@@ -43,6 +44,9 @@ def swap_tensors(t1, t2) -> None:
 
 
 def __getattr__(name: str):
-    if name in __all__:
+    # the public submodules, and the private ones PyTorch's `import torch` has loaded already
+    # (utils._pytree, utils._python_dispatch): reachable as attributes, imported on first use
+    if name in __all__ or (name.startswith("_") and not name.startswith("__")
+                           and importlib.util.find_spec("." + name, __name__) is not None):
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
