@@ -38,6 +38,21 @@ class Launched:
             return dict(f)
 
 
+def spawned_stdout(script: Path, library: str, nprocs: int = 2) -> list:
+    """The stdout lines of `script nprocs port` (a script that starts its workers with mp.spawn
+    on a free loopback port), run with the library named by PROGRAM_TORCH: minitorch, or PyTorch
+    for the reference."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.run([sys.executable, str(script), str(nprocs), str(port)], capture_output=True, text=True,
+                          timeout=300, env=child_env(PROGRAM_TORCH=library, OMP_NUM_THREADS="1"))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
 def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60, launcher_args=(),
            via: str = "launcher", env=None) -> Launched:
     """`python -m minitorch.distributed.run [launcher_args] --nproc-per-node n scripts/<script> <out dir> args`;

@@ -4,15 +4,12 @@ rpc_async, replies holding dicts of tensors, remote() then to_here(), a paramete
 inputs need no grad) and steps of DistributedOptimizer; the gradients every worker keeps and the
 parameters after the steps are compared line by line with PyTorch's run of the same script, as
 are the error messages."""
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import minitorch
-from helpers import child_env
+from launching import spawned_stdout
 
 SCRIPT = Path(__file__).resolve().parent / "scripts" / "dist_autograd.py"
 
@@ -27,21 +24,8 @@ def test_without_rpc_raises_as_pytorch():
             call(dist_autograd)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _run(library: str) -> list:
-    proc = subprocess.run([sys.executable, str(SCRIPT), "2", str(_free_port())], capture_output=True, text=True,
-                          timeout=300, env=child_env(PROGRAM_TORCH=library, OMP_NUM_THREADS="1"))
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.splitlines()
-
-
 def test_distributed_autograd_matches_pytorch():
-    got = _run("minitorch")
+    got = spawned_stdout(SCRIPT, "minitorch")
     text = "\n".join(got)
     # what must hold without PyTorch to compare with: the gradients reached every worker
     assert "grad untouched True True" in got and "ps grad 1 None" not in text and "remote to_here None" not in text
@@ -49,4 +33,4 @@ def test_distributed_autograd_matches_pytorch():
     torch = pytest.importorskip("torch")
     if not torch.distributed.rpc.is_available():
         return
-    assert got == _run("torch")
+    assert got == spawned_stdout(SCRIPT, "torch")

@@ -2,15 +2,12 @@
 agent runs), and the framework itself: workers started by mp.spawn calling each other with
 rpc_sync / rpc_async / remote, RRefs passed around and called through, remote exceptions, an
 @async_execution function, and shutdown, compared line by line with PyTorch's run of the same script."""
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import minitorch
-from helpers import child_env
+from launching import spawned_stdout
 
 SCRIPT = Path(__file__).resolve().parent / "scripts" / "rpc.py"
 
@@ -56,17 +53,8 @@ def test_helper_that_unwraps_rrefs_runs():
     assert predicted.shape == (4,)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _run(library: str) -> list:
-    proc = subprocess.run([sys.executable, str(SCRIPT), "2", str(_free_port())], capture_output=True, text=True,
-                          timeout=300, env=child_env(PROGRAM_TORCH=library, OMP_NUM_THREADS="1"))
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.replace(library, "torch").splitlines()
+    return [line.replace(library, "torch") for line in spawned_stdout(SCRIPT, library)]
 
 
 def test_rpc_workers_match_pytorch():

@@ -420,28 +420,10 @@ def _serve(agent, kind: str, *payload):
     previous = _current_id()
     _thread.context_id = cid
     try:
-        value = _run_body(agent, kind, body)
+        value = agent.run_request(kind, body)
     finally:
         _thread.context_id = previous
     data, tensors, mask = _split(value)
     outs = [t for t, m in zip(tensors, mask) if m]
     ctx._calls[key] = (received, outs)
     return data, [t.detach() if m else t for t, m in zip(tensors, mask)], mask
-
-
-def _run_body(agent, kind: str, body):
-    from minitorch.distributed.rpc import api
-
-    if kind == "call":
-        return api._run(*body)
-    if kind == "remote":
-        rref_id, func, args, kwargs = body
-        try:
-            agent.own(rref_id, api._run(func, args, kwargs))
-        except BaseException:
-            agent.own(rref_id, None)
-            raise
-        return None
-    (rref_id,) = body  # "fetch"
-    agent.created_event(rref_id).wait()
-    return agent.owned[rref_id]

@@ -146,22 +146,10 @@ class _Agent:
         with conn:
             try:
                 kind, *payload = _recv_msg(conn)
-                if kind == "call":
-                    value = _run(*payload)
-                elif kind == "ag":  # inside a distributed autograd context
+                if kind == "ag":  # inside a distributed autograd context
                     value = _dist_autograd()._serve(self, *payload)
-                elif kind == "remote":
-                    rref_id, func, args, kwargs = payload
-                    try:
-                        self.own(rref_id, _run(func, args, kwargs))
-                    except BaseException:
-                        self.own(rref_id, None)
-                        raise
-                    value = None
-                else:  # "fetch": an RRef's value, once its remote() has run here
-                    (rref_id,) = payload
-                    self.created_event(rref_id).wait()
-                    value = self.owned[rref_id]
+                else:
+                    value = self.run_request(kind, payload)
                 reply = ("ok", value)
             except BaseException as e:  # noqa: BLE001 - goes back to the caller, which raises it
                 reply = ("err", _picklable(e), traceback.format_exc())
@@ -173,6 +161,22 @@ class _Agent:
                 _send_msg(conn, reply)
             except OSError:
                 pass
+
+    def run_request(self, kind: str, payload):
+        """What a "call", "remote" or "fetch" message asks of this worker, its value returned."""
+        if kind == "call":
+            return _run(*payload)
+        if kind == "remote":
+            rref_id, func, args, kwargs = payload
+            try:
+                self.own(rref_id, _run(func, args, kwargs))
+            except BaseException:
+                self.own(rref_id, None)
+                raise
+            return None
+        (rref_id,) = payload  # "fetch": an RRef's value, once its remote() has run here
+        self.created_event(rref_id).wait()
+        return self.owned[rref_id]
 
     def created_event(self, rref_id: tuple) -> threading.Event:
         with self.lock:
