@@ -133,3 +133,22 @@ def test_buffer_registers_on_assignment():
     assert nn.Buffer().shape == (0,)
     with pytest.raises(TypeError, match="cannot assign 'int' as buffer 'kept'"):
         m.kept = 3
+
+
+def test_sparse_tensor_is_a_buffer():
+    """A sparse tensor is a Tensor to register_buffer and to assignment (openai/whisper keeps its
+    alignment heads as `mask.to_sparse()` in a non-persistent buffer); _apply converts it."""
+    m = nn.Linear(2, 2)
+    heads = minitorch.zeros(2, 3, dtype=minitorch.bool)
+    heads[1] = True
+    m.register_buffer("heads", heads.to_sparse(), persistent=False)
+    m.register_buffer("eye", minitorch.eye(2).to_sparse())
+    assert [n for n, _ in m.named_buffers()] == ["heads", "eye"]
+    assert list(m.state_dict()) == ["weight", "bias", "eye"]
+    assert m.heads.indices().T.tolist() == [[1, 0], [1, 1], [1, 2]]
+    m.double()
+    assert m.eye.dtype == minitorch.float64 and m.heads.dtype == minitorch.bool and m.eye.is_sparse
+    m.eye = minitorch.eye(3).to_sparse()  # a sparse tensor into a buffer's slot stays a buffer
+    assert m._buffers["eye"].shape == (3, 3)
+    with pytest.raises(TypeError, match="cannot assign 'list' object to buffer 'other'"):
+        m.register_buffer("other", [1])

@@ -376,7 +376,7 @@ class Module:
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         self._check_new_name("buffer", name, self._buffers)
-        if tensor is not None and not isinstance(tensor, _C.TensorBase):
+        if tensor is not None and not isinstance(tensor, minitorch.Tensor):
             raise TypeError(
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)"
@@ -509,7 +509,7 @@ class Module:
         buffers = d.get("_buffers")
         is_buffer = isinstance(value, Buffer)
         if is_buffer or (buffers is not None and name in buffers):
-            if value is not None and not isinstance(value, _C.TensorBase):
+            if value is not None and not isinstance(value, minitorch.Tensor):
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as buffer '{name}' "
                     "(torch.nn.Buffer, torch.Tensor or None expected)"
