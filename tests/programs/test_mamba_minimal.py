@@ -17,7 +17,7 @@ from typing import Union
 import numpy as np
 import pytest
 
-from prog_helpers import compare_program, numpy_of, start_from
+from prog_helpers import compare_program, fit, numpy_of, start_from
 
 einops = pytest.importorskip("einops")
 
@@ -230,15 +230,12 @@ def mamba_program(torch, init=None, steps=3):
     rng = np.random.default_rng(0)
     data = torch.from_numpy(rng.integers(0, 37, (3, 11)))
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    losses = []
-    for _ in range(steps):
+
+    def loss_fn():
         logits = model(data[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), data[:, 1:].reshape(-1))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    result["losses"] = losses
+        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), data[:, 1:].reshape(-1))
+
+    result["losses"] = fit(optimizer, loss_fn, steps)
     result["grads"] = {n: numpy_of(p.grad) for n, p in model.named_parameters()}
     result["greedy"] = numpy_of(generate(torch, model, torch.tensor([[1, 2, 3], [4, 5, 6]]), sample=False))
     torch.manual_seed(1)

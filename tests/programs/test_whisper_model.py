@@ -19,7 +19,7 @@ from typing import Dict, Iterable, Optional, Tuple
 
 import numpy as np
 
-from prog_helpers import compare_program, numpy_of, start_from
+from prog_helpers import compare_program, fit, numpy_of, start_from
 
 
 @dataclass
@@ -398,15 +398,12 @@ def whisper_program(torch, init=None, sdpa=True):
                       sum_logprobs=numpy_of(sum_logprobs), steps=steps, cached=cached, replay=numpy_of(replay))
         model.train()
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-        losses = []
-        for _ in range(3):
+
+        def loss_fn():
             logits = model(mel, prompt[:, :-1])
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), prompt[:, 1:].reshape(-1))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-    result["losses"] = losses
+            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), prompt[:, 1:].reshape(-1))
+
+        result["losses"] = fit(opt, loss_fn, 3)
     result["grads"] = {n: numpy_of(p.grad) for n, p in model.named_parameters()}
     return result
 
