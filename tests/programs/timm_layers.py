@@ -59,3 +59,90 @@ def timm_layers(torch):
             nn.init.constant_(m.weight, 1.0)
 
     return Mlp, DropPath, init_vit_weights
+
+
+def timm_vit_layers(torch):
+    """timm.models.vision_transformer's PatchEmbed (timm.layers.patch_embed, NCHW -> NLC by
+    flatten(2).transpose(1, 2), optional norm layer and dynamic padding) and Attention (fused
+    F.scaled_dot_product_attention or the explicit softmax, optional q/k norm), as timm 0.9 writes
+    them: `PatchEmbed, Attention = timm_vit_layers(torch)`."""
+    nn, F = torch.nn, torch.nn.functional
+
+    def to_2tuple(x):
+        return tuple(x) if isinstance(x, (tuple, list)) else (x, x)
+
+    class PatchEmbed(nn.Module):
+        """ 2D Image to Patch Embedding
+        """
+
+        def __init__(self, img_size=224, patch_size=16, in_chans=3, embed_dim=768, norm_layer=None,
+                     flatten=True, bias=True, strict_img_size=True, dynamic_img_pad=False):
+            super().__init__()
+            self.patch_size = to_2tuple(patch_size)
+            self.img_size = to_2tuple(img_size)
+            self.grid_size = tuple([s // p for s, p in zip(self.img_size, self.patch_size)])
+            self.num_patches = self.grid_size[0] * self.grid_size[1]
+            self.flatten = flatten
+            self.strict_img_size = strict_img_size
+            self.dynamic_img_pad = dynamic_img_pad
+
+            self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size, bias=bias)
+            self.norm = norm_layer(embed_dim) if norm_layer else nn.Identity()
+
+        def forward(self, x):
+            B, C, H, W = x.shape
+            if self.strict_img_size:
+                assert H == self.img_size[0], f"Input height ({H}) doesn't match model ({self.img_size[0]})."
+                assert W == self.img_size[1], f"Input width ({W}) doesn't match model ({self.img_size[1]})."
+            if self.dynamic_img_pad:
+                pad_h = (self.patch_size[0] - H % self.patch_size[0]) % self.patch_size[0]
+                pad_w = (self.patch_size[1] - W % self.patch_size[1]) % self.patch_size[1]
+                x = F.pad(x, (0, pad_w, 0, pad_h))
+            x = self.proj(x)
+            if self.flatten:
+                x = x.flatten(2).transpose(1, 2)  # NCHW -> NLC
+            x = self.norm(x)
+            return x
+
+    class Attention(nn.Module):
+        fused_attn = True
+
+        def __init__(self, dim, num_heads=8, qkv_bias=False, qk_norm=False, attn_drop=0., proj_drop=0.,
+                     norm_layer=nn.LayerNorm):
+            super().__init__()
+            assert dim % num_heads == 0, 'dim should be divisible by num_heads'
+            self.num_heads = num_heads
+            self.head_dim = dim // num_heads
+            self.scale = self.head_dim ** -0.5
+
+            self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+            self.q_norm = norm_layer(self.head_dim) if qk_norm else nn.Identity()
+            self.k_norm = norm_layer(self.head_dim) if qk_norm else nn.Identity()
+            self.attn_drop = nn.Dropout(attn_drop)
+            self.proj = nn.Linear(dim, dim)
+            self.proj_drop = nn.Dropout(proj_drop)
+
+        def forward(self, x):
+            B, N, C = x.shape
+            qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+            q, k, v = qkv.unbind(0)
+            q, k = self.q_norm(q), self.k_norm(k)
+
+            if self.fused_attn:
+                x = F.scaled_dot_product_attention(
+                    q, k, v,
+                    dropout_p=self.attn_drop.p if self.training else 0.,
+                )
+            else:
+                q = q * self.scale
+                attn = q @ k.transpose(-2, -1)
+                attn = attn.softmax(dim=-1)
+                attn = self.attn_drop(attn)
+                x = attn @ v
+
+            x = x.transpose(1, 2).reshape(B, N, C)
+            x = self.proj(x)
+            x = self.proj_drop(x)
+            return x
+
+    return PatchEmbed, Attention
