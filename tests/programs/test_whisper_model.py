@@ -420,3 +420,228 @@ def test_whisper_sdpa_greedy_decoding():
 
 def test_whisper_manual_attention():
     compare_program(whisper_program, sdpa=False)
+
+
+# --- whisper/audio.py, the ApplyTimestampRules filter of decoding.py, timing.py's alignment ---
+SAMPLE_RATE, N_FFT, HOP_LENGTH = 16000, 400, 160
+TIMESTAMP_BEGIN, NO_TIMESTAMPS = 56, 54
+DIMS_TS = ModelDimensions(n_mels=8, n_audio_ctx=25, n_audio_state=32, n_audio_head=4, n_audio_layer=2,
+                          n_vocab=72, n_text_ctx=16, n_text_state=32, n_text_head=4, n_text_layer=2)
+
+
+def audio_functions(torch, filters_array):
+    F = torch.nn.functional
+
+    def pad_or_trim(array, length: int, *, axis: int = -1):
+        """
+        Pad or trim the audio array to N_SAMPLES, as expected by the encoder.
+        """
+        if torch.is_tensor(array):
+            if array.shape[axis] > length:
+                array = array.index_select(
+                    dim=axis, index=torch.arange(length, device=array.device)
+                )
+
+            if array.shape[axis] < length:
+                pad_widths = [(0, 0)] * array.ndim
+                pad_widths[axis] = (0, length - array.shape[axis])
+                array = F.pad(array, [pad for sizes in pad_widths[::-1] for pad in sizes])
+        else:
+            if array.shape[axis] > length:
+                array = array.take(indices=range(length), axis=axis)
+
+            if array.shape[axis] < length:
+                pad_widths = [(0, 0)] * array.ndim
+                pad_widths[axis] = (0, length - array.shape[axis])
+                array = np.pad(array, pad_widths)
+
+        return array
+
+    def mel_filters(device, n_mels: int):
+        """the mel filterbank matrix (assets/mel_filters.npz in the package; a local array here)"""
+        return torch.from_numpy(filters_array).to(device)
+
+    def log_mel_spectrogram(audio, n_mels: int = 80, padding: int = 0, device=None):
+        if not torch.is_tensor(audio):
+            audio = torch.from_numpy(audio)
+
+        if device is not None:
+            audio = audio.to(device)
+        if padding > 0:
+            audio = F.pad(audio, (0, padding))
+        window = torch.hann_window(N_FFT).to(audio.device)
+        stft = torch.stft(audio, N_FFT, HOP_LENGTH, window=window, return_complex=True)
+        magnitudes = stft[..., :-1].abs() ** 2
+
+        filters = mel_filters(audio.device, n_mels)
+        mel_spec = filters @ magnitudes
+
+        log_spec = torch.clamp(mel_spec, min=1e-10).log10()
+        log_spec = torch.maximum(log_spec, log_spec.max() - 8.0)
+        log_spec = (log_spec + 4.0) / 4.0
+        return log_spec
+
+    def median_filter(x, filter_width: int):
+        """Apply a median filter of width `filter_width` along the last dimension of `x`"""
+        pad_width = filter_width // 2
+        if x.shape[-1] <= pad_width:
+            # F.pad requires the padding width to be smaller than the input dimension
+            return x
+
+        if (ndim := x.ndim) <= 2:
+            # `F.pad` does not support reflect padding for 1D or 2D inputs
+            x = x[None, None, :]
+
+        assert (
+            filter_width > 0 and filter_width % 2 == 1
+        ), "`filter_width` should be an odd number"
+
+        result = None
+        x = F.pad(x, (filter_width // 2, filter_width // 2, 0, 0), mode="reflect")
+        if result is None:
+            # sort() is faster than torch.median (https://github.com/pytorch/pytorch/issues/51450)
+            result = x.unfold(-1, filter_width, 1).sort()[0][..., filter_width // 2]
+
+        if ndim <= 2:
+            result = result[0, 0]
+
+        return result
+
+    return pad_or_trim, log_mel_spectrogram, median_filter
+
+
+class ApplyTimestampRules:
+    """decoding.py's ApplyTimestampRules with the tokenizer's ids as constants."""
+
+    def __init__(self, sample_begin: int, max_initial_timestamp_index):
+        self.no_timestamps, self.timestamp_begin, self.eot = NO_TIMESTAMPS, TIMESTAMP_BEGIN, EOT
+        self.sample_begin = sample_begin
+        self.max_initial_timestamp_index = max_initial_timestamp_index
+
+    def apply(self, F, logits, tokens):
+        # suppress <|notimestamps|> which is handled by without_timestamps
+        if self.no_timestamps is not None:
+            logits[:, self.no_timestamps] = -np.inf
+
+        # timestamps have to appear in pairs, except directly before EOT; mask logits accordingly
+        for k in range(tokens.shape[0]):
+            sampled_tokens = tokens[k, self.sample_begin :]
+            seq = [t for t in sampled_tokens.tolist()]
+            last_was_timestamp = (
+                len(seq) >= 1 and seq[-1] >= self.timestamp_begin
+            )
+            penultimate_was_timestamp = (
+                len(seq) < 2 or seq[-2] >= self.timestamp_begin
+            )
+
+            if last_was_timestamp:
+                if penultimate_was_timestamp:  # has to be non-timestamp
+                    logits[k, self.timestamp_begin :] = -np.inf
+                else:  # cannot be normal text tokens
+                    logits[k, : self.eot] = -np.inf
+
+            timestamps = sampled_tokens[
+                sampled_tokens.ge(self.timestamp_begin)
+            ]
+            if timestamps.numel() > 0:
+                # timestamps shouldn't decrease; forbid timestamp tokens smaller than the last
+                # also force each segment to have a nonzero length, to prevent infinite looping
+                if last_was_timestamp and not penultimate_was_timestamp:
+                    timestamp_last = timestamps[-1]
+                else:
+                    timestamp_last = timestamps[-1] + 1
+                logits[k, self.timestamp_begin : timestamp_last] = -np.inf
+
+        if tokens.shape[1] == self.sample_begin:
+            # suppress generating non-timestamp tokens at the beginning
+            logits[:, : self.timestamp_begin] = -np.inf
+
+            # apply the `max_initial_timestamp` option
+            if self.max_initial_timestamp_index is not None:
+                last_allowed = (
+                    self.timestamp_begin + self.max_initial_timestamp_index
+                )
+                logits[:, last_allowed + 1 :] = -np.inf
+
+        # if sum of probability over timestamps is above any other token, sample timestamp
+        logprobs = F.log_softmax(logits.float(), dim=-1)
+        for k in range(tokens.shape[0]):
+            timestamp_logprob = logprobs[k, self.timestamp_begin :].logsumexp(
+                dim=-1
+            )
+            max_text_token_logprob = logprobs[k, : self.timestamp_begin].max()
+            if timestamp_logprob > max_text_token_logprob:
+                logits[k, : self.timestamp_begin] = -np.inf
+
+
+def whisper_audio_program(torch, init=None):
+    """transcribe-style use: audio -> log-mel (stft) -> encoder, decoding with timestamp rules and a
+    temperature-0 greedy / temperature-1 Categorical step, then timing.py's find_alignment."""
+    Whisper, disable_sdpa = whisper_module(torch)
+    F = torch.nn.functional
+    rng = np.random.default_rng(1)
+    filters = np.abs(rng.standard_normal((DIMS_TS.n_mels, N_FFT // 2 + 1))).astype(np.float32) * 0.05
+    pad_or_trim, log_mel_spectrogram, median_filter = audio_functions(torch, filters)
+    torch.manual_seed(0)
+    model = Whisper(DIMS_TS)
+    with torch.no_grad():
+        model.decoder.positional_embedding.normal_(0, 0.02)
+    result = {}
+    start_from(torch, model, init, result)
+    model.eval()
+    n_samples = HOP_LENGTH * 2 * DIMS_TS.n_audio_ctx
+    audio = (0.3 * np.sin(np.arange(7000) * 0.05) + 0.05 * rng.standard_normal(7000)).astype(np.float32)
+    audio = pad_or_trim(audio, n_samples)  # NumPy in, as load_audio gives it
+    mel = log_mel_spectrogram(audio, DIMS_TS.n_mels)
+    mel_t = log_mel_spectrogram(torch.from_numpy(audio[:5000]), DIMS_TS.n_mels, padding=n_samples - 5000)
+    result.update(mel=numpy_of(mel), mel_padded=numpy_of(mel_t),
+                  trimmed=numpy_of(pad_or_trim(torch.from_numpy(audio), 4000)))
+    rules = ApplyTimestampRules(sample_begin=1, max_initial_timestamp_index=5)
+    with torch.no_grad():
+        audio_features = model.embed_audio(mel[None])
+        tokens = torch.tensor([[SOT]])
+        steps = []
+        for i in range(10):
+            logits = model.logits(tokens, audio_features)[:, -1]
+            rules.apply(F, logits, tokens)
+            steps.append(numpy_of(logits))
+            next_tokens = logits.argmax(dim=-1)
+            tokens = torch.cat([tokens, next_tokens[:, None]], dim=-1)
+        torch.manual_seed(7)
+        sampled = torch.distributions.Categorical(logits=logits / 1.0).sample()
+    result.update(tokens=numpy_of(tokens), steps=steps, own={"sampled": numpy_of(sampled)})
+
+    # timing.py's find_alignment: cross-attention QKs caught by forward hooks on the manual path
+    text_tokens = [3, 9, 14, 22]
+    align_tokens = torch.tensor([SOT, *text_tokens, EOT])
+    QKs = [None] * model.dims.n_text_layer
+    hooks = [
+        block.cross_attn.register_forward_hook(
+            lambda _, ins, outs, index=i: QKs.__setitem__(index, outs[-1][0])
+        )
+        for i, block in enumerate(model.decoder.blocks)
+    ]
+    with torch.no_grad(), disable_sdpa():
+        logits = model(mel.unsqueeze(0), align_tokens.unsqueeze(0))[0]
+        sampled_logits = logits[1:, :EOT]
+        token_probs = sampled_logits.softmax(dim=-1)
+        text_token_probs = token_probs[np.arange(len(text_tokens)), text_tokens]
+        text_token_probs = text_token_probs.tolist()
+    for hook in hooks:
+        hook.remove()
+    num_frames = mel.shape[-1]
+    weights = torch.stack([QKs[_l][_h] for _l, _h in model.alignment_heads.indices().T])
+    weights = weights[:, :, : num_frames // 2]
+    weights = (weights * 1.0).softmax(dim=-1)
+    std, mean = torch.std_mean(weights, dim=-2, keepdim=True, unbiased=False)
+    weights = (weights - mean) / std
+    weights = median_filter(weights, 7)
+    matrix = weights.mean(axis=0)
+    matrix = matrix[1:-1]
+    result.update(text_token_probs=text_token_probs, matrix=numpy_of(matrix),
+                  medfilt_1d=numpy_of(median_filter(torch.arange(12.0) ** 2 % 7, 5)))
+    return result
+
+
+def test_whisper_log_mel_timestamps_and_alignment():
+    compare_program(whisper_audio_program)
