@@ -70,6 +70,13 @@ mt_status mt_register_backend(const mt_device_backend *be);
 /* Registers the host round trip (dispatch/host_fallback.c) for be's key wherever an op has a CPU
  * kernel, none for the key and no composite (which then runs on the device). */
 void mt_register_host_fallback(const mt_device_backend *be);
+/* *c = a with its tensors (and its list's) on the host, new references (copies of those on a
+ * device of type type; the others themselves), its results and list NULL, a factory's device=
+ * the host; *dev = the device of a's first tensor on type's device, else a's device=, else
+ * (type, 0): where the results go back. mt_host_args_release(c, a->ntl) releases what c holds,
+ * on every path (also after a failure here). */
+mt_status mt_host_args(const mt_args *a, mt_device_type type, mt_args *c, mt_device *dev);
+void mt_host_args_release(mt_args *c, int ntl);
 /* The caching allocator of device's (made current) of type's backend. */
 mt_status mt_backend_caching(mt_device_type type, int device, mt_caching_allocator **out);
 

@@ -11,12 +11,14 @@
  * the norms (of abs) and the uniform_ and normal_ fills (on the real view), so their gradients
  * come from those ops' rows.
  * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for (sign
- * with its own, pointing at sgn). The CUDA backend has no complex kernels: every op refuses
- * them there, naming itself. Nothing here computes an element. */
+ * with its own, pointing at sgn). The CUDA backend has no complex kernels: a call there runs
+ * as cuda_complex (below) says, through the real views and the host. Nothing here computes an
+ * element. */
 #include "dispatch/complex.h"
 
 #include <math.h>
 
+#include "dispatch/backend.h"
 #include "ops/linalg.h"
 #include "ops/op_chain.h"
 #include "ops/ops.h"
@@ -337,6 +339,148 @@ static const struct {
                      {MT_OP_uniform_, complex_random_fill},
                      {MT_OP_normal_, complex_random_fill}};
 
+/* copy_(self, src) with a complex side on the CUDA device, on the real views ([..., 2] floats,
+ * which the backend's copies move): both complex, part for part; a real src fills the real parts
+ * and zeroes the imaginary ones; a complex src into a real self gives its real parts. */
+static mt_status
+cuda_complex_copy(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *src = a->t[1];
+    tmp s = {0};
+    if (src == NULL) {
+        return mt_fail(MT_ERUNTIME, "copy_: a chain of ops with a missing operand");
+    }
+    const bool to_complex = mt_dtype_is_complex(self->dtype);
+    const bool from_complex = mt_dtype_is_complex(src->dtype);
+    mt_tensor *r = NULL;
+    if (to_complex && from_complex) {
+        mt_tensor *dst = own(&s, mt_op_view_as_real(self, &r), &r);
+        mt_tensor *from = s.st ? NULL : own(&s, mt_op_view_as_real(src, &r), &r);
+        if (s.st == MT_OK) {
+            own(&s, mt_op_copy_(dst, from, &r), &r);
+        }
+    } else if (to_complex) {
+        mt_tensor *re = part(&s, self, 0), *im = part(&s, self, 1);
+        if (s.st == MT_OK) {
+            own(&s, mt_op_copy_(re, src, &r), &r);
+        }
+        if (s.st == MT_OK) {
+            own(&s, mt_op_zero_(im, &r), &r);
+        }
+    } else {
+        mt_tensor *re = part(&s, src, 0);
+        if (s.st == MT_OK) {
+            own(&s, mt_op_copy_(self, re, &r), &r);
+        }
+    }
+    if (s.st == MT_OK) {
+        a->out[0] = mt_tensor_retain(self);
+    }
+    return finish(&s);
+}
+
+/* *out = t on dev, requiring grad where t is a leaf that does (a factory's requires_grad=True:
+ * the copy is a leaf too) */
+static mt_status
+device_copy(mt_tensor *t, mt_device dev, mt_tensor **out)
+{
+    mt_status st = mt_op__to_copy(t, t->dtype, dev, out);
+    if (st == MT_OK && t->requires_grad && t->grad_fn == NULL && !(*out)->requires_grad) {
+        st = mt_tensor_set_requires_grad(*out, true);
+    }
+    return st;
+}
+
+/* op on the host: its tensors copied there (a factory made there), the op dispatched as any
+ * call (autograd records it between the copies), its results copied back to dev, an in-place
+ * op's into self. As dispatch/host_fallback.c's round trip: correct and slow. */
+static mt_status
+cuda_complex_on_host(mt_op op, mt_args *a)
+{
+    mt_args c;
+    mt_device dev;
+    mt_status st = mt_host_args(a, MT_CUDA, &c, &dev);
+    for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+        c.into[k] = NULL;
+    }
+    c.plan = NULL; /* dispatched afresh: its own front end runs */
+    if (st == MT_OK) {
+        st = mt_dispatch(op, &c);
+    }
+    if (st == MT_OK && (mt_op_flags[op] & INPLACE)) {
+        st = mt_op_copy_(a->t[0], c.t[0], NULL); /* the host copy of self, written back */
+        if (st == MT_OK) {
+            a->out[0] = mt_tensor_retain(a->t[0]);
+        }
+    } else if (st == MT_OK && mt_op_nout[op] < 0) {
+        st = mt_args_alloc_outl(a, c.noutl);
+        for (int k = 0; k < c.noutl && st == MT_OK; k++) {
+            st = device_copy(c.outl[k], dev, &a->outl[k]);
+        }
+        if (st) {
+            mt_args_clear_outl(a);
+        }
+    } else if (st == MT_OK) {
+        for (int k = 0; k < mt_op_nout[op] && k < MT_MAX_OUTPUTS && st == MT_OK; k++) {
+            st = c.out[k] ? device_copy(c.out[k], dev, &a->out[k]) : MT_OK;
+        }
+        for (int k = 0; st && k < MT_MAX_OUTPUTS; k++) {
+            mt_tensor_clear(&a->out[k]);
+        }
+    }
+    mt_host_args_release(&c, a->ntl);
+    return st;
+}
+
+/* Whether autograd records this call: grad mode on and a tensor argument requires grad. */
+static bool
+needs_grad(const mt_args *a)
+{
+    if (!mt_grad_enabled()) {
+        return false;
+    }
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (a->t[k] && mt_tensor_requires_grad(a->t[k])) {
+            return true;
+        }
+    }
+    for (int k = 0; k < a->ntl; k++) {
+        if (a->tl[k] && mt_tensor_requires_grad(a->tl[k])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A call with complex tensors (or dtype) on the CUDA device, whose backend has no complex
+ * kernel: copy_ on the real views (every copy to, from and on the device comes here); empty,
+ * which only allocates, by the backend's kernel; an op that takes complex tensors as they are
+ * and has no kernel of the backend's but a composite (the views, reshape, _to_copy, clone,
+ * stack, zeros, ...) by its composite, on the device, whose ops come back here; any other op on
+ * the host. An op autograd records (a formula of its own, a tensor that requires grad) goes to
+ * autograd first, which calls it again below itself with grad mode off. Each op on the host is
+ * a TODO for a CUDA kernel. */
+static mt_status
+cuda_complex(mt_op op, mt_args *a, bool *handled)
+{
+    if (needs_grad(a) && mt_kernel_for(op, MT_KEY_AUTOGRAD)->fn) {
+        return MT_OK; /* autograd records op, then calls it below itself (grad off): here again */
+    }
+    if (op == MT_OP_copy_) {
+        *handled = true;
+        return cuda_complex_copy(a);
+    }
+    if (op == MT_OP_empty) {
+        return MT_OK;
+    }
+    if ((mt_op_flags[op] & COMPLEX) && mt_kernel_for(op, MT_KEY_CUDA)->fn == NULL &&
+        mt_kernel_for(op, MT_KEY_COMPOSITE)->fn != NULL) {
+        return MT_OK;
+    }
+    *handled = true;
+    return cuda_complex_on_host(op, a);
+}
+
 mt_status
 mt_complex_refuse_cuda(mt_op op)
 {
@@ -346,24 +490,32 @@ mt_complex_refuse_cuda(mt_op op)
                    mt_op_names[op]);
 }
 
-mt_status
-mt_complex_dispatch(mt_op op, mt_args *a, bool *handled)
+/* op's complex form for this call, or NULL */
+static mt_status (*form_of(mt_op op, const mt_args *a))(mt_op, mt_args *)
 {
-    *handled = false;
-    if (mt_args_on_cuda(a)) {
-        return mt_complex_refuse_cuda(op);
-    }
-    if (mt_op_flags[op] & COMPLEX) {
-        return MT_OK;
-    }
     for (size_t k = 0; k < sizeof(complex_forms) / sizeof(complex_forms[0]); k++) {
         if (complex_forms[k].op == op && a->t[0] &&
             (mt_dtype_is_complex(a->t[0]->dtype) ||
              (a->t[1] && mt_dtype_is_complex(a->t[1]->dtype)) ||
              (a->dtype >= 0 && mt_dtype_is_complex((mt_dtype)a->dtype)))) {
-            *handled = true;
-            return complex_forms[k].form(op, a);
+            return complex_forms[k].form;
         }
     }
-    return not_implemented(op, a);
+    return NULL;
+}
+
+mt_status
+mt_complex_dispatch(mt_op op, mt_args *a, bool *handled)
+{
+    *handled = false;
+    const bool on_cuda = mt_args_on_cuda(a);
+    if ((mt_op_flags[op] & COMPLEX) && !on_cuda) {
+        return MT_OK;
+    }
+    mt_status (*form)(mt_op, mt_args *) = form_of(op, a);
+    if (form) { /* on every device: its ops come back here */
+        *handled = true;
+        return form(op, a);
+    }
+    return on_cuda ? cuda_complex(op, a, handled) : not_implemented(op, a);
 }

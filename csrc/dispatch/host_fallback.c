@@ -18,20 +18,81 @@ static mt_device_type device_type;
 static const char *backend_name;
 
 static bool
-on_device(const mt_tensor *t)
+on_device(const mt_tensor *t, mt_device_type type)
 {
-    return t != NULL && mt_tensor_device(t).type == device_type;
+    return t != NULL && !t->is_wrapped_number && mt_tensor_device(t).type == type;
 }
 
 /* *out = t itself (a new reference) when it is not on the device, else a host copy. */
 static mt_status
-to_host(mt_tensor *t, mt_tensor **out)
+to_host(mt_tensor *t, mt_device_type type, mt_tensor **out)
 {
-    if (!on_device(t)) {
+    if (!on_device(t, type)) {
         *out = t ? mt_tensor_retain(t) : NULL;
         return MT_OK;
     }
     return mt_op__to_copy(t, t->dtype, MT_DEVICE_CPU, out);
+}
+
+mt_status
+mt_host_args(const mt_args *a, mt_device_type type, mt_args *c, mt_device *dev)
+{
+    *c = *a;
+    mt_status st = MT_OK;
+    bool found = false;
+    *dev = a->has_device ? a->device : (mt_device){type, 0};
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        c->t[k] = NULL;
+    }
+    c->tl = NULL;
+    for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+        c->out[k] = NULL;
+    }
+    c->outl = NULL;
+    c->noutl = 0;
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS && st == MT_OK; k++) {
+        if (!found && on_device(a->t[k], type)) {
+            *dev = mt_tensor_device(a->t[k]);
+            found = true;
+        }
+        st = to_host(a->t[k], type, &c->t[k]);
+    }
+    if (st == MT_OK && a->ntl > 0) {
+        c->tl = calloc((size_t)a->ntl, sizeof(mt_tensor *));
+        if (c->tl == NULL) {
+            st = mt_fail(MT_ENOMEM, "out of memory for the host copies of a call's tensors");
+        }
+        for (int k = 0; k < a->ntl && st == MT_OK; k++) {
+            if (!found && on_device(a->tl[k], type)) {
+                *dev = mt_tensor_device(a->tl[k]);
+                found = true;
+            }
+            st = to_host(a->tl[k], type, &c->tl[k]);
+        }
+    }
+    if (c->has_device) {
+        c->device = MT_DEVICE_CPU; /* a factory: made on the host, then moved */
+    }
+    return st;
+}
+
+void
+mt_host_args_release(mt_args *c, int ntl)
+{
+    mt_args_clear_outl(c);
+    for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+        mt_tensor_clear(&c->out[k]);
+    }
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        mt_tensor_clear(&c->t[k]);
+    }
+    if (c->tl) {
+        for (int k = 0; k < ntl; k++) {
+            mt_tensor_clear(&c->tl[k]);
+        }
+        free(c->tl);
+        c->tl = NULL;
+    }
 }
 
 static mt_status
@@ -41,45 +102,11 @@ round_trip(mt_op op, mt_args *a)
     if (cpu->fn == NULL || mt_op_nout[op] < 0) {
         return mt_fail(MT_ENOTIMPL, "%s is not implemented on %s", mt_op_names[op], backend_name);
     }
-    mt_args c = *a;
-    mt_status st = MT_OK;
-    bool found = false;
-    mt_device dev = a->has_device ? a->device : (mt_device){device_type, 0};
-    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        c.t[k] = NULL;
-    }
-    c.tl = NULL;
-    for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
-        c.out[k] = NULL;
-    }
-    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        if (!found && on_device(a->t[k])) {
-            dev = mt_tensor_device(a->t[k]);
-            found = true;
-        }
-        if ((st = to_host(a->t[k], &c.t[k]))) {
-            goto out_release;
-        }
-    }
-    if (a->ntl > 0) {
-        c.tl = calloc((size_t)a->ntl, sizeof(mt_tensor *));
-        if (c.tl == NULL) {
-            st = mt_fail(MT_ENOMEM, "%s: out of memory for the host copies of its tensors",
-                         mt_op_names[op]);
-            goto out_release;
-        }
-        for (int k = 0; k < a->ntl; k++) {
-            if (!found && on_device(a->tl[k])) {
-                dev = mt_tensor_device(a->tl[k]);
-                found = true;
-            }
-            if ((st = to_host(a->tl[k], &c.tl[k]))) {
-                goto out_release;
-            }
-        }
-    }
-    if (c.has_device) {
-        c.device = MT_DEVICE_CPU; /* a factory: made on the host, then moved */
+    mt_args c;
+    mt_device dev;
+    mt_status st = mt_host_args(a, device_type, &c, &dev);
+    if (st) {
+        goto out_release;
     }
     /* results the op's front end stated: a->out holds them on the device already; the CPU
      * kernel writes host ones, copied into them */
@@ -122,18 +149,7 @@ round_trip(mt_op op, mt_args *a)
         }
     }
 out_release:
-    for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
-        mt_tensor_clear(&c.out[k]);
-    }
-    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        mt_tensor_clear(&c.t[k]);
-    }
-    if (c.tl) {
-        for (int k = 0; k < a->ntl; k++) {
-            mt_tensor_clear(&c.tl[k]);
-        }
-        free(c.tl);
-    }
+    mt_host_args_release(&c, a->ntl);
     return st;
 }
 

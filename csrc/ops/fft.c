@@ -79,9 +79,6 @@ mt_composite_view_as_complex(mt_args *a)
     if (self->offset % 2 != 0) {
         return mt_fail(MT_ERUNTIME, "Tensor must have a storage_offset divisible by 2");
     }
-    if (mt_tensor_device(self).type == MT_CUDA) { /* after PyTorch's checks, as the CPU's errors */
-        return mt_complex_refuse_cuda(MT_OP_view_as_complex);
-    }
     mt_status st = mt_tensor_view(self, self->ndim, self->sizes, self->strides, self->offset,
                                   &a->out[0]);
     if (st == MT_OK) {
@@ -99,23 +96,31 @@ mt_composite_view_as_complex(mt_args *a)
 mt_status
 mt_composite_conj_physical(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *real = NULL, *sign = NULL, *prod = NULL;
+    mt_tensor *self = a->t[0], *real = NULL, *sign = NULL, *host = NULL, *prod = NULL;
     if (!mt_dtype_is_complex(self->dtype)) {
         return mt_op_clone(self, &a->out[0]);
     }
     const int64_t two = 2;
     const mt_dtype dt = mt_dtype_to_real(self->dtype);
-    mt_status st = mt_tensor_empty(1, &two, dt, mt_tensor_device(self), &sign);
+    /* (1, -1) written on the host, then moved to self's device */
+    mt_status st = mt_tensor_empty(1, &two, dt, MT_DEVICE_CPU, &host);
     if (st) {
         return st;
     }
     if (dt == MT_FLOAT32) {
-        ((float *)mt_tensor_data(sign))[0] = 1.0f;
-        ((float *)mt_tensor_data(sign))[1] = -1.0f;
+        ((float *)mt_tensor_data(host))[0] = 1.0f;
+        ((float *)mt_tensor_data(host))[1] = -1.0f;
     } else {
-        ((double *)mt_tensor_data(sign))[0] = 1.0;
-        ((double *)mt_tensor_data(sign))[1] = -1.0;
+        ((double *)mt_tensor_data(host))[0] = 1.0;
+        ((double *)mt_tensor_data(host))[1] = -1.0;
     }
+    if (mt_tensor_device(self).type == MT_CPU) {
+        sign = mt_tensor_retain(host);
+    } else if ((st = mt_op__to_copy(host, dt, mt_tensor_device(self), &sign))) {
+        mt_tensor_clear(&host);
+        return st;
+    }
+    mt_tensor_clear(&host);
     if ((st = mt_op_view_as_real(self, &real)) == MT_OK &&
         (st = mt_op_mul(real, sign, &prod)) == MT_OK) {
         st = mt_op_view_as_complex(prod, &a->out[0]);
