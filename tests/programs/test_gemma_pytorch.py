@@ -791,7 +791,7 @@ def gemma_module(torch):
 PROMPTS = ["5 9 12", "5 9 12 30 7 44", "40 3"]
 
 
-def gemma_program(torch, init=None, variant="gemma1-quant", ckpt=None):
+def gemma_program(torch, init=None, variant="gemma1-quant", ckpt=None, device="cpu"):
     GemmaForCausalLM = gemma_module(torch)
 
     @contextlib.contextmanager
@@ -805,7 +805,7 @@ def gemma_program(torch, init=None, variant="gemma1-quant", ckpt=None):
     model_config._torch = torch
     model_config.dtype = "float32"  # run.py's choice on a CPU
     torch.manual_seed(0)
-    device = torch.device("cpu")
+    device = torch.device(device)
     with _set_default_tensor_type(model_config.get_dtype()):
         model = GemmaForCausalLM(model_config)
         model.load_weights(str(ckpt))
@@ -819,14 +819,14 @@ def gemma_program(torch, init=None, variant="gemma1-quant", ckpt=None):
     result["own"] = {"sampled": sampled}
     assert all(len(s.split()) <= 5 for s in sampled)
     # one forward with the sampler's logits, as the prefill sees them
-    kv = [(torch.zeros(1, 8, 2, 8), torch.zeros(1, 8, 2, 8)) for _ in range(2)]
-    mask = torch.triu(torch.full((1, 1, 8, 8), -2.3819763e38), diagonal=1)
-    positions = torch.arange(0, 4)
-    _, logits = model(input_token_ids=torch.tensor([[2, 5, 9, 12]]), input_positions=positions, kv_write_indices=None,
-                      kv_caches=kv, mask=mask.index_select(2, positions), output_positions=torch.tensor([3]),
-                      temperatures=None, top_ps=None, top_ks=None,
-                      local_mask=(mask + torch.tril(torch.full((1, 1, 8, 8), -2.3819763e38), diagonal=-4)
-                                  ).index_select(2, positions))
+    kv = [(torch.zeros(1, 8, 2, 8, device=device), torch.zeros(1, 8, 2, 8, device=device)) for _ in range(2)]
+    mask = torch.triu(torch.full((1, 1, 8, 8), -2.3819763e38, device=device), diagonal=1)
+    local = mask + torch.tril(torch.full((1, 1, 8, 8), -2.3819763e38, device=device), diagonal=-4)
+    positions = torch.arange(0, 4, device=device)
+    _, logits = model(input_token_ids=torch.tensor([[2, 5, 9, 12]], device=device), input_positions=positions,
+                      kv_write_indices=None, kv_caches=kv, mask=mask.index_select(2, positions),
+                      output_positions=torch.tensor([3], device=device), temperatures=None, top_ps=None, top_ks=None,
+                      local_mask=local.index_select(2, positions))
     result["logits"] = numpy_of(logits)
     result["kv"] = numpy_of(kv[1][0])
     return result

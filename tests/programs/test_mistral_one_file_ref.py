@@ -312,20 +312,20 @@ class Tokenizer:
 PROMPTS = ["5 9 12", "5 9 12 30 7", "40 3 3 8 19 22 11 6 2 17"]
 
 
-def mistral_program(torch, init=None, model_path=None, max_tokens=9):
+def mistral_program(torch, init=None, model_path=None, max_tokens=9, device="cpu"):
     Transformer, generate = mistral_module(torch)
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "torch.set_default_tensor_type", UserWarning)
-            transformer = Transformer.from_folder(Path(model_path), max_batch_size=3, device="cpu")
+            transformer = Transformer.from_folder(Path(model_path), max_batch_size=3, device=device)
         result = {"dtypes": sorted({str(p.dtype).split(".")[-1] for p in transformer.parameters()}),
                   "cache": str(transformer.layers[0].attention.cache_k.dtype).split(".")[-1],
                   "freqs": str(transformer.freqs_cis.dtype).split(".")[-1]}
         res, logprobs = generate(PROMPTS, transformer, Tokenizer(), max_tokens=max_tokens)
         result.update(res=res, logprobs=numpy_of(logprobs), lp_dtype=str(logprobs.dtype).split(".")[-1])
         # the prefill of a full prompt against the cached steps' last logits
-        positions = torch.arange(0, 4)
-        tokens = torch.tensor([[1, 5, 9, 12]] * 3)
+        positions = torch.arange(0, 4, device=device)
+        tokens = torch.tensor([[1, 5, 9, 12]] * 3, device=device)
         result["prefill"] = numpy_of(transformer.forward(tokens, positions).float())
     finally:
         torch.set_default_dtype(torch.float32)

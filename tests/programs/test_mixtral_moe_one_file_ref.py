@@ -66,7 +66,7 @@ PARAMS = dict(dim=32, n_layers=2, head_dim=8, hidden_dim=48, n_heads=4, n_kv_hea
               moe=dict(num_experts=4, num_experts_per_tok=2), rope_theta=1e6)
 
 
-def moe_module(torch):
+def moe_module(torch, device="cpu"):
     """moe_one_file_ref.py as published (fire, safetensors and mistral_common left out), for `torch`."""
     nn = torch.nn
 
@@ -433,14 +433,14 @@ def moe_module(torch):
             (len(prompts), max_prompt_len),
             tokenizer._model.pad_id(),
             dtype=torch.long,
-            device="cpu",
+            device=device,
         )
         for i, encoded in enumerate(encoded_prompts):
             input_tokens[i, : len(encoded)] = torch.tensor(encoded).to(input_tokens)
         input_mask = input_tokens != tokenizer._model.pad_id()
 
         # pre-fill
-        positions = torch.arange(0, min_prompt_len).to("cpu")
+        positions = torch.arange(0, min_prompt_len).to(device)
         logits = model.forward(input_tokens[:, :min_prompt_len], positions)
         logprobs = nn.functional.log_softmax(logits, dim=-1)
 
@@ -485,12 +485,12 @@ class Tokenizer:
 PROMPTS = ["5 9 12", "5 9 12 30 7 11", "33 3 3 8 19"]
 
 
-def moe_program(torch, init=None, model_path=None, dtype="float16", max_tokens=12):
-    Transformer, generate = moe_module(torch)
-    transformer = Transformer.from_folder(Path(model_path), max_batch_size=3, max_seq_len=max_tokens, device="cpu",
+def moe_program(torch, init=None, model_path=None, dtype="float16", max_tokens=12, device="cpu"):
+    Transformer, generate = moe_module(torch, device)
+    transformer = Transformer.from_folder(Path(model_path), max_batch_size=3, max_seq_len=max_tokens, device=device,
                                           dtype=getattr(torch, dtype))
     result = {"dtypes": sorted({str(p.dtype).split(".")[-1] for p in transformer.parameters()}),
-              "devices": sorted({str(p.device) for p in transformer.parameters()}),
+              "devices": sorted({p.device.type for p in transformer.parameters()}),
               "layers": list(transformer.layers.keys())}
     res, logprobs = generate(PROMPTS, transformer, Tokenizer(), max_tokens=max_tokens)
     result.update(res=res, logprobs=numpy_of(logprobs))

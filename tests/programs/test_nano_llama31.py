@@ -26,7 +26,6 @@ from prog_helpers import compare_program, numpy_of
 
 PARAMS = dict(dim=32, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=64, multiple_of=16, ffn_dim_multiplier=1.3,
               norm_eps=1e-5, rope_theta=500000.0, use_scaled_rope=True)
-DEVICE = "cpu"
 
 
 class Tokenizer:
@@ -44,8 +43,9 @@ class Tokenizer:
         return " ".join(map(str, t))
 
 
-def llama31_module(torch):
-    """llama31.py as published (Tokenizer and fire left out), for the library `torch`."""
+def llama31_module(torch, DEVICE="cpu"):
+    """llama31.py as published (Tokenizer and fire left out), for the library `torch`; DEVICE is
+    the script's "cuda"."""
     nn, F = torch.nn, torch.nn.functional
 
     class ModelArgs:
@@ -347,7 +347,12 @@ def llama31_module(torch):
             )
             tokenizer = Tokenizer(model_path=tokenizer_path)
             assert model_args.vocab_size == tokenizer.n_words
-            torch.set_default_tensor_type(torch.BFloat16Tensor)  # the CPU's choice; cuda.BFloat16Tensor on a GPU
+            if DEVICE != "cuda":
+                torch.set_default_tensor_type(torch.BFloat16Tensor)  # the script's choice, on a CPU
+            elif torch.cuda.is_bf16_supported():
+                torch.set_default_tensor_type(torch.cuda.BFloat16Tensor)
+            else:
+                torch.set_default_tensor_type(torch.cuda.HalfTensor)
             model = Transformer(model_args)
             model.load_state_dict(checkpoint, strict=False)
             return Llama(model, tokenizer)
@@ -494,8 +499,8 @@ def llama31_module(torch):
 PROMPTS = ["5 9 12", "5 9 12 30 7 11", "33 3 3 8 19", "1 2"]
 
 
-def llama31_program(torch, init=None, ckpt_dir=None):
-    _, _, Llama = llama31_module(torch)
+def llama31_program(torch, init=None, ckpt_dir=None, device="cpu"):
+    _, _, Llama = llama31_module(torch, device)
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "torch.set_default_tensor_type", UserWarning)
@@ -512,7 +517,9 @@ def llama31_program(torch, init=None, ckpt_dir=None):
         sampled = generator.text_completion(PROMPTS[:2], max_gen_len=6, temperature=0.6, top_p=0.9)
         result["own"] = {"sampled": [r["generation"] for r in sampled]}
     finally:
-        torch.set_default_dtype(torch.float32)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "torch.set_default_tensor_type", UserWarning)
+            torch.set_default_tensor_type(torch.FloatTensor)
     return result
 
 

@@ -574,7 +574,7 @@ class ApplyTimestampRules:
                 logits[k, : self.timestamp_begin] = -np.inf
 
 
-def whisper_audio_program(torch, init=None):
+def whisper_audio_program(torch, init=None, device="cpu"):
     """transcribe-style use: audio -> log-mel (stft) -> encoder, decoding with timestamp rules and a
     temperature-0 greedy / temperature-1 Categorical step, then timing.py's find_alignment."""
     Whisper, disable_sdpa = whisper_module(torch)
@@ -588,18 +588,19 @@ def whisper_audio_program(torch, init=None):
         model.decoder.positional_embedding.normal_(0, 0.02)
     result = {}
     start_from(torch, model, init, result)
+    model = model.to(device)
     model.eval()
     n_samples = HOP_LENGTH * 2 * DIMS_TS.n_audio_ctx
     audio = (0.3 * np.sin(np.arange(7000) * 0.05) + 0.05 * rng.standard_normal(7000)).astype(np.float32)
     audio = pad_or_trim(audio, n_samples)  # NumPy in, as load_audio gives it
-    mel = log_mel_spectrogram(audio, DIMS_TS.n_mels)
-    mel_t = log_mel_spectrogram(torch.from_numpy(audio[:5000]), DIMS_TS.n_mels, padding=n_samples - 5000)
+    mel = log_mel_spectrogram(audio, DIMS_TS.n_mels, device=device)
+    mel_t = log_mel_spectrogram(torch.from_numpy(audio[:5000]).to(device), DIMS_TS.n_mels, padding=n_samples - 5000)
     result.update(mel=numpy_of(mel), mel_padded=numpy_of(mel_t),
                   trimmed=numpy_of(pad_or_trim(torch.from_numpy(audio), 4000)))
     rules = ApplyTimestampRules(sample_begin=1, max_initial_timestamp_index=5)
     with torch.no_grad():
         audio_features = model.embed_audio(mel[None])
-        tokens = torch.tensor([[SOT]])
+        tokens = torch.tensor([[SOT]], device=device)
         steps = []
         for i in range(10):
             logits = model.logits(tokens, audio_features)[:, -1]
@@ -613,7 +614,7 @@ def whisper_audio_program(torch, init=None):
 
     # timing.py's find_alignment: cross-attention QKs caught by forward hooks on the manual path
     text_tokens = [3, 9, 14, 22]
-    align_tokens = torch.tensor([SOT, *text_tokens, EOT])
+    align_tokens = torch.tensor([SOT, *text_tokens, EOT], device=device)
     QKs = [None] * model.dims.n_text_layer
     hooks = [
         block.cross_attn.register_forward_hook(
