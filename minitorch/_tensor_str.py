@@ -172,18 +172,19 @@ class _Formatter:
 
 
 class _ComplexFormatter:
-    """Complex values as PyTorch prints them: the real parts in one formatter's notation, then the
-    imaginary parts (their own formatter, sign outside) and `j`: `1.+2.0000j`."""
+    """Complex values as PyTorch prints them: the real part padded to the real parts' width, then
+    the imaginary part unpadded with its sign (`+` added unless it has one) and `j`, so the
+    elements of a row need not be of one width: `-4.4226-10.8451j,  1.0834+0.1668j`."""
 
     def __init__(self, values: list) -> None:
         self.re = _Formatter([v.real for v in values], True)
-        self.im = _Formatter([abs(v.imag) for v in values], True)
-        self.max_width = self.re.max_width + self.im.max_width + 2
+        self.im = _Formatter([v.imag for v in values], True)
+        # for wrapping rows: the real column, the imaginary parts' widest and its `j`
+        self.max_width = self.re.max_width + self.im.max_width + 1
 
     def format(self, value: Any) -> str:
-        sign = "-" if math.copysign(1.0, value.imag) < 0 else "+"
-        text = self.re.format(value.real) + sign + self.im._plain(abs(value.imag)) + "j"
-        return " " * (self.max_width - len(text)) + text
+        imag = self.im._plain(value.imag) + "j"
+        return self.re.format(value.real) + (imag if imag[0] in "+-" else "+" + imag)
 
 
 def _render_row(row: list, indent: int, fmt: _Formatter) -> str:

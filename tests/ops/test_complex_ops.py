@@ -2,6 +2,7 @@
 construction and conversion, printing, the elementwise ops with complex loops (and Python complex
 numbers as operands), sum/mean and the matrix products, and their gradients (PyTorch's conjugate
 Wirtinger convention), on broadcast, non-contiguous, empty and NaN/inf inputs."""
+import math
 import warnings
 
 import numpy as np
@@ -74,6 +75,11 @@ def test_factories_and_casts():
     lambda lib: lib.tensor([1e10 + 1j, 1]),
     lambda lib: lib.tensor([1 + 2j], requires_grad=True) * 2,
     lambda lib: lib.arange(12.0).reshape(3, 4) * (0.5 - 0.25j),
+    # elements of unequal width: only the real parts are padded, as PyTorch's _vector_str does
+    lambda lib: lib.tensor([[1.3373 + 0.6745j, 0.0819 - 1.8363j], [-4.4226 - 10.8451j, 1 + 0.1j]]),
+    # a row that wraps: the imaginary column counts its sign in the element width
+    lambda lib: (lib.arange(40.0) - 20) * (1 - 3j) - 7j,
+    lambda lib: lib.tensor([complex(1.0, -math.nan), complex(-0.0, -0.0), 2 + 3j]),
 ])
 def test_repr_as_torch(make):
     if torch is None:
