@@ -26,6 +26,9 @@ typedef struct F(plan) {
     R *filter;       /* blue->n: the transform of conj(chirp), wrapped, divided by blue->n */
     struct F(plan) * p1, *p2; /* four-step: n = n1 n2, NULL when not split */
     R *tw4;          /* (n1, n2): W_n^(k1 j2) */
+    int rv;          /* the short-line path (cpu/fft_row_impl.h): entries per vector, 0: none */
+    R *rtw; /* its twiddles: the transform of n / rv's, then the lanes' (from rtw_lane) */
+    int64_t rtw_lane;
 } F(plan);
 
 static void
@@ -42,6 +45,7 @@ F(plan_free)(F(plan) * p)
     F(plan_free)(p->p1);
     F(plan_free)(p->p2);
     free(p->tw4);
+    free(p->rtw);
     free(p);
 }
 
@@ -261,6 +265,7 @@ F(run)(const F(plan) * p, R *x, R *scratch)
 }
 
 static F(plan) * F(plan_new)(int64_t n, bool split);
+static bool F(init_row)(F(plan) * p);
 
 static bool
 F(init_stages)(F(plan) * p)
@@ -384,7 +389,7 @@ static F(plan) * F(plan_new)(int64_t n, bool split)
     const bool ok = n1 > 1 ? F(init_four_step)(p, n1)
                     : largest_prime(n) > FFT_MAX_RADIX
                         ? F(init_bluestein)(p, split && n >= FFT_FOUR_STEP)
-                        : F(init_stages)(p);
+                        : F(init_stages)(p) && F(init_row)(p);
     if (!ok) {
         goto out_free_plan;
     }
