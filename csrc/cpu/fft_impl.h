@@ -664,9 +664,10 @@ F(conj_block)(R *blk, int64_t n)
 // blk (n / 2 + 1 blocks of nl lanes used, room for n; nl = 1: contiguous complex):
 // Z = the transform of h = n / 2 pairs of reals -> X (kept entries) of the n reals;
 // X[k] = E + W_n^k O, X[h - k] = conj(E - W_n^k O) with E = (Z[k] + conj Z[h - k]) / 2,
-// O = -i (Z[k] - conj Z[h - k]) / 2; X[n - k] = conj X[k]
+// O = -i (Z[k] - conj Z[h - k]) / 2; X[n - k] = conj X[k]. The pairs k, h - k for 0 < k < k0
+// are done already (cpu/fft_row_vec.h's by vectors; k0 = 1: none)
 FFT_INLINE void
-F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept)
+F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept, int64_t k0)
 {
     const int64_t h = n / 2;
     R *z0 = blk, *zh = blk + 2 * nl * h;
@@ -676,7 +677,7 @@ F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept)
         zh[b] = re - im;
         z0[nl + b] = zh[nl + b] = 0;
     }
-    for (int64_t k = 1; 2 * k < h; k++) {
+    for (int64_t k = k0; 2 * k < h; k++) {
         R *zk = blk + 2 * nl * k, *zc = blk + 2 * nl * (h - k);
         const R wr = half[2 * k], wi = half[2 * k + 1];
         for (int b = 0; b < nl; b++) {
@@ -704,9 +705,9 @@ F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept)
 // blk (h + 1 blocks of nl lanes): X, the non-negative frequencies of n = 2h reals ->
 // Z' (h blocks), whose inverse transform is n (x[2j] + i x[2j + 1]):
 // Z'[k] = S + i conj(W_n^k) D and Z'[h - k] = conj(S - i conj(W_n^k) D),
-// S = X[k] + conj X[h - k], D = X[k] - conj X[h - k]
+// S = X[k] + conj X[h - k], D = X[k] - conj X[h - k]; the pairs 0 < k < k0 done already
 FFT_INLINE void
-F(pack_real)(R *blk, int nl, const R *half, int64_t n)
+F(pack_real)(R *blk, int nl, const R *half, int64_t n, int64_t k0)
 {
     const int64_t h = n / 2;
     R *x0 = blk, *xh = blk + 2 * nl * h;
@@ -715,7 +716,7 @@ F(pack_real)(R *blk, int nl, const R *half, int64_t n)
         x0[b] = a + c;
         x0[nl + b] = a - c;
     }
-    for (int64_t k = 1; 2 * k < h; k++) {
+    for (int64_t k = k0; 2 * k < h; k++) {
         R *xk = blk + 2 * nl * k, *xc = blk + 2 * nl * (h - k);
         const R wr = half[2 * k], wi = -half[2 * k + 1]; /* conj(W_n^k) */
         for (int b = 0; b < nl; b++) {
@@ -805,7 +806,7 @@ F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, 
         F(gather)(blk, src, cnt, ps->have, ps->s_es, 1);
         if (even) {
             memset(blk + 2 * L * ps->have, 0, sizeof(R) * 2 * L * (size_t)(h + 1 - ps->have));
-            F(pack_real)(blk, L, p->half, n);
+            F(pack_real)(blk, L, p->half, n, 1);
         } else {
             F(hermitian)(blk, L, n, ps->have);
         }
@@ -821,7 +822,7 @@ F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, 
         F(scatter)(blk, dst, cnt, n, ps->d_es, 1, scale, stream);
     } else if (ps->kind == FFT_R2C) {
         if (even) {
-            F(unpack_real)(blk, L, p->half, n, ps->kept);
+            F(unpack_real)(blk, L, p->half, n, ps->kept, 1);
         }
         F(scatter)(blk, dst, cnt, ps->kept, ps->d_es, 1, scale, stream);
     } else if (even) {

@@ -18,10 +18,6 @@
 /* The radix of a Stockham stage down the lanes with len entries left: 8 while it divides */
 #define FFT_ROW_RADIX(len) ((len) % 8 == 0 ? 8 : (len) % 4 == 0 ? 4 : 2)
 
-/* Vectors passed by value between these inline functions: no ABI is involved (GCC warns that
- * one of 64 bytes is passed differently with AVX-512 than without) */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
 #define FFT_ROW_BYTES 64
 #define FFT_ROW(f) F(f##_w64)
 #define FFT_ROW_LANES FFT_LANES8
@@ -40,7 +36,6 @@
 #undef FFT_ROW_LANES
 #undef FFT_ROW
 #undef FFT_ROW_BYTES
-#pragma GCC diagnostic pop
 
 // w as two vectors of v entries at e: (Re w, Re w) pairs, then (-Im w, Im w) pairs (cmul's)
 static void

@@ -17,6 +17,10 @@ typedef R G(cpx) __attribute__((vector_size(2 * sizeof(R))));
  * two-entry vector, repeated */
 #define FFT_XSWAP(W, K, l) ((l) ^ 1)
 #define FFT_XPAIR(W, K, l) ((l) & 1)
+/* a pair's real part twice; its imaginary part twice; the pairs in reverse order */
+#define FFT_XRE(W, K, l) ((l) & ~1)
+#define FFT_XIM(W, K, l) ((l) | 1)
+#define FFT_XREV(W, K, l) (2 * V - 2 - ((l) & ~1) + ((l) & 1))
 
 // the vector at p (an unaligned load)
 FFT_INLINE
@@ -127,8 +131,7 @@ G(stage)(const G(vec) *restrict x, G(vec) *restrict y, int64_t len, int64_t s, i
 // x (m vectors, m a power of two) -> the forward transform down each lane, in x or y (m
 // vectors): the one returned; tw: the stages' twiddles one after the other (row_twiddles)
 FFT_INLINE
-    G(vec) *
-    G(vfft)(G(vec) * x, G(vec) * y, int64_t m, const R *tw)
+G(vec) * G(vfft)(G(vec) * x, G(vec) * y, int64_t m, const R *tw)
 {
     for (int64_t s = 1; s < m;) {
         const int p = FFT_ROW_RADIX(m / s);
@@ -140,6 +143,65 @@ FFT_INLINE
         y = t;
     }
     return x;
+}
+
+// z times w entry by entry, w's entries as they lie (a pair each): (a + ib)(c + id) =
+// (a, a) (c, d) + (b, b) (-d, c)
+FFT_INLINE
+G(vec) G(cmulv)(G(vec) z, G(vec) w)
+{
+    const G(vec) re = __builtin_shufflevector(z, z, FFT_ROW_RLANES(FFT_XRE, 0, 0));
+    const G(vec) im = __builtin_shufflevector(z, z, FFT_ROW_RLANES(FFT_XIM, 0, 0));
+    return re * w + im * G(swap)(w) * G(pairs)(-1, 1);
+}
+
+// V entries in reverse order
+FFT_INLINE
+G(vec) G(rev)(G(vec) z)
+{
+    return __builtin_shufflevector(z, z, FFT_ROW_RLANES(FFT_XREV, 0, 0));
+}
+
+// z (h = n / 2 entries, the transform of n reals' pairs) -> X, F(unpack_real)'s pairs k and
+// h - k by V at a time while their entries do not meet: A = Z[k ..], B = conj Z[h - k ..],
+// reversed: E = (A + B) / 2, O = -i (A - B) / 2, X[k ..] = E + W_n^k O and X[h - k ..] =
+// conj(E - W_n^k O), reversed; the first pair left to F(unpack_real)
+FFT_INLINE int64_t
+G(unpack)(R *z, const R *half, int64_t h)
+{
+    const G(vec) conj = G(pairs)(1, -1), mid = G(pairs)((R)0.5, (R)0.5);
+    int64_t k = 1;
+    for (; 2 * k + 2 * V <= h + 1; k += V) {
+        R *c = z + 2 * (h - k - V + 1);
+        const G(vec) a = G(load)(z + 2 * k), b = G(rev)(G(load)(c)) * conj;
+        const G(vec) e = (a + b) * mid, o = G(swap)((a - b) * mid) * conj;
+        const G(vec) t = G(cmulv)(o, G(load)(half + 2 * k));
+        const G(vec) x = e + t, y = G(rev)((e - t) * conj);
+        memcpy(z + 2 * k, &x, VB);
+        memcpy(c, &y, VB);
+    }
+    return k;
+}
+
+// x <- X (h + 1 entries at from, the non-negative frequencies of n = 2h reals; from may be x)
+// -> Z', F(pack_real)'s pairs by V at a time as G(unpack)'s: S = A + B, D = A - B,
+// Z'[k ..] = S + i conj(W_n^k) D, Z'[h - k ..] = conj(S - i conj(W_n^k) D), reversed; the first
+// pair left to F(pack_real)
+FFT_INLINE int64_t
+G(pack)(R *x, const R *from, const R *half, int64_t h)
+{
+    const G(vec) conj = G(pairs)(1, -1);
+    int64_t k = 1;
+    for (; 2 * k + 2 * V <= h + 1; k += V) {
+        const int64_t c = 2 * (h - k - V + 1);
+        const G(vec) a = G(load)(from + 2 * k), b = G(rev)(G(load)(from + c)) * conj;
+        const G(vec) s = a + b, d = a - b;
+        const G(vec) t = G(swap)(G(cmulv)(d, G(load)(half + 2 * k) * conj)) * G(pairs)(-1, 1);
+        const G(vec) z = s + t, y = G(rev)((s - t) * conj);
+        memcpy(x + 2 * k, &z, VB);
+        memcpy(x + c, &y, VB);
+    }
+    return k;
 }
 
 // rows i and i + d of t (V vectors) trade the off-diagonal d x d blocks of complex entries of
@@ -222,15 +284,21 @@ G(line)(const R *tw1, const R *lane, int64_t n1, const R *src, R *dst, bool inve
 #undef FFT_ROW_ROUND
 
 // lines l0 .. l1 - 1 of the pass (c2c; r2c and c2r of even n through the complex transform of
-// n / 2 pairs, cpu/fft_impl.h's unpack_real and pack_real), each in place of its result
+// n / 2 pairs, cpu/fft_impl.h's unpack_real and pack_real, by vectors where they can), each in
+// place of its result. A line's unpacking waits for the next line's transform, and a packed
+// line's transform for the next line's packing: unpacking reads entries k and h - k at once,
+// which straddle the vectors just stored (a load that several stores still in flight must
+// forward stalls until they are written)
 MT_SIMD_CLONES static void
 G(lines)(const fft_pass *ps, const F(plan) * p, int64_t l0, int64_t l1)
 {
     G(vec) buf[2 * FFT_ROW_MAX / V];
-    R half[2 * (FFT_ROW_MAX + 1)]; /* c2r: the packed half spectrum */
+    R packed[2][2 * (FFT_ROW_MAX + 1)]; /* c2r: a line's packed half spectrum, the next one's */
     const R *tw1 = p->rtw, *lane = tw1 + 4 * V * p->rtw_lane;
-    const int64_t n1 = p->n / V, h = ps->n / 2;
+    const int64_t n1 = p->n / V, h = ps->n / 2, have = ps->have;
     const R scale = (R)ps->scale;
+    R *wait = NULL; /* the line whose unpacking or transform waits */
+    int cur = 0;
     for (int64_t l = l0; l < l1; l += L) {
         const R *src[L];
         R *dst[L];
@@ -239,20 +307,36 @@ G(lines)(const fft_pass *ps, const F(plan) * p, int64_t l0, int64_t l1)
         for (int b = 0; b < cnt; b++) {
             if (ps->kind == FFT_C2C) {
                 G(line)(tw1, lane, n1, src[b], dst[b], ps->inverse, scale, buf);
-            } else if (ps->kind == FFT_R2C) {
-                G(line)(tw1, lane, n1, src[b], dst[b], false, scale, buf);
-                F(unpack_real)(dst[b], 1, p->half, ps->n, ps->kept);
-            } else {
-                const int64_t have = ps->have;
-                memcpy(half, src[b], sizeof(R) * 2 * (size_t)have);
-                memset(half + 2 * have, 0, sizeof(R) * 2 * (size_t)(h + 1 - have));
-                F(pack_real)(half, 1, p->half, ps->n);
-                G(line)(tw1, lane, n1, half, dst[b], true, scale, buf);
+                continue;
             }
+            if (ps->kind == FFT_R2C) {
+                G(line)(tw1, lane, n1, src[b], dst[b], false, scale, buf);
+                if (wait != NULL) {
+                    F(unpack_real)(wait, 1, p->half, ps->n, ps->kept, G(unpack)(wait, p->half, h));
+                }
+            } else {
+                R *x = packed[cur];
+                memcpy(x, src[b], sizeof(R) * 2 * (size_t)have);
+                memset(x + 2 * have, 0, sizeof(R) * 2 * (size_t)(h + 1 - have));
+                /* the vectors read from the line, not from the copy just stored */
+                const R *from = have == h + 1 ? src[b] : x;
+                F(pack_real)(x, 1, p->half, ps->n, G(pack)(x, from, p->half, h));
+                cur ^= 1;
+                if (wait != NULL) {
+                    G(line)(tw1, lane, n1, packed[cur], wait, true, scale, buf);
+                }
+            }
+            wait = dst[b];
         }
+    }
+    if (wait != NULL && ps->kind == FFT_R2C) {
+        F(unpack_real)(wait, 1, p->half, ps->n, ps->kept, G(unpack)(wait, p->half, h));
+    } else if (wait != NULL && ps->kind == FFT_C2R) {
+        G(line)(tw1, lane, n1, packed[cur ^ 1], wait, true, scale, buf);
     }
 }
 
+#undef FFT_XREV
 #undef FFT_XPAIR
 #undef FFT_XSWAP
 #undef W
