@@ -832,6 +832,19 @@ F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, 
     }
 }
 
+// whether the pass's results stream past the caches (F(scatter)): the reals of the result past
+// FFT_STREAM_BYTES would not stay in cache anyway; not in place, where the lines just read are
+// in cache and a store to them costs no read
+static bool
+F(streams_result)(const fft_pass *ps)
+{
+    const int64_t out_reals = ps->lines * (ps->kind == FFT_C2C   ? 2 * ps->n
+                                           : ps->kind == FFT_R2C ? 2 * ps->kept
+                                                                 : ps->n);
+    return FFT_STREAMS && ps->last && ps->src != ps->dst &&
+           out_reals * (int64_t)sizeof(R) >= FFT_STREAM_BYTES;
+}
+
 static mt_status
 F(block_pass)(const fft_pass *ps, const F(plan) * p)
 {
@@ -848,13 +861,7 @@ F(block_pass)(const fft_pass *ps, const F(plan) * p)
     if (bufs == NULL) {
         return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)ps->n);
     }
-    /* the reals of the result: past FFT_STREAM_BYTES they would not stay in cache anyway; not
-     * in place, where the lines just read are in cache and a store to them costs no read */
-    const int64_t out_reals = ps->lines * (ps->kind == FFT_C2C   ? 2 * ps->n
-                                           : ps->kind == FFT_R2C ? 2 * ps->kept
-                                                                 : ps->n);
-    const bool stream = FFT_STREAMS && ps->last && ps->src != ps->dst &&
-                        out_reals * (int64_t)sizeof(R) >= FFT_STREAM_BYTES;
+    const bool stream = F(streams_result)(ps);
 #pragma omp parallel num_threads(parts)
     {
 #pragma omp for schedule(static)
