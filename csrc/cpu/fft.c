@@ -6,8 +6,9 @@
  * writes the result, the others work in the result in place; r2c's first pass is the real
  * one, along the last dim of `dim`, and c2r's real pass comes last, after the complex ones
  * over the one-sided half. The lines of a pass go a block at a time (cpu/fft_impl.h), the
- * blocks shared among the threads; a complex64 or float32 transform computes in float, a
- * complex128 or float64 one in double. The plans (twiddles, Bluestein's chirp) of the
+ * blocks shared among the threads, except contiguous lines of a short power-of-two length:
+ * those go one at a time where they lie (cpu/fft_row_impl.h). A complex64 or float32
+ * transform computes in float, a complex128 or float64 one in double. The plans (twiddles, Bluestein's chirp) of the
  * lengths last used stay in a small cache. The inverse transform is the conjugate of the
  * forward one of the conjugate. */
 #include <math.h>
@@ -27,6 +28,11 @@
 
 static const double pi = 3.14159265358979323846;
 
+/* cpu/fft_row_vec.h passes vectors by value between inline functions, where no ABI is involved
+ * (GCC warns, to the end of the file, that one of 64 bytes is passed differently with AVX-512
+ * than without) */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 /* A pass's lines: a thread takes at least this many elements' worth. */
 #define FFT_GRAIN 16384
 /* Prime factors up to this run as one O(p^2) Stockham stage; a length with a larger one goes
@@ -38,6 +44,10 @@ static const double pi = 3.14159265358979323846;
 /* Lines at least this long run by the four-step split into lines of about sqrt(n), blocks of
  * which stay in L2 (a block of n elements would not). */
 #define FFT_FOUR_STEP 32768
+/* Contiguous lines of a power of two up to this many entries go one by one, in vectors of their
+ * own entries (cpu/fft_row_impl.h), not by blocks of L lines: a line and its partner buffer stay
+ * in L1. */
+#define FFT_ROW_MAX 1024
 /* Plans kept, the least recently used dropped first (pocketfft's cache in PyTorch keeps 16). */
 #define FFT_PLANS 16
 
@@ -192,6 +202,7 @@ tile_bytes(void)
 #define FFT_ROW_H FFT_LANES4
 #include "cpu/fft_impl.h"
 #include "cpu/fft_long_impl.h"
+#include "cpu/fft_row_impl.h"
 #undef FFT_ROW_H
 #undef FFT_ROW_W
 #undef FFT_LANES
@@ -206,6 +217,7 @@ tile_bytes(void)
 #define FFT_ROW_H FFT_LANES8
 #include "cpu/fft_impl.h"
 #include "cpu/fft_long_impl.h"
+#include "cpu/fft_row_impl.h"
 #undef FFT_ROW_H
 #undef FFT_ROW_W
 #undef FFT_LANES
@@ -326,10 +338,14 @@ run_pass(const fft_pass *ps, bool dbl)
     mt_status st;
     if (dbl) {
         const plan_f64 *p = plan;
-        st = p->p1 || (p->blue && p->blue->p1) ? long_lines_f64(ps, p) : block_pass_f64(ps, p);
+        st = row_pass_f64(ps, p)                 ? MT_OK
+             : p->p1 || (p->blue && p->blue->p1) ? long_lines_f64(ps, p)
+                                                 : block_pass_f64(ps, p);
     } else {
         const plan_f32 *p = plan;
-        st = p->p1 || (p->blue && p->blue->p1) ? long_lines_f32(ps, p) : block_pass_f32(ps, p);
+        st = row_pass_f32(ps, p)                 ? MT_OK
+             : p->p1 || (p->blue && p->blue->p1) ? long_lines_f32(ps, p)
+                                                 : block_pass_f32(ps, p);
     }
     put_plan(plan, dbl);
     return st;

@@ -26,6 +26,9 @@ typedef struct F(plan) {
     R *filter;       /* blue->n: the transform of conj(chirp), wrapped, divided by blue->n */
     struct F(plan) * p1, *p2; /* four-step: n = n1 n2, NULL when not split */
     R *tw4;          /* (n1, n2): W_n^(k1 j2) */
+    int rv;          /* the short-line path (cpu/fft_row_impl.h): entries per vector, 0: none */
+    R *rtw; /* its twiddles: the transform of n / rv's, then the lanes' (from rtw_lane) */
+    int64_t rtw_lane;
 } F(plan);
 
 static void
@@ -42,6 +45,7 @@ F(plan_free)(F(plan) * p)
     F(plan_free)(p->p1);
     F(plan_free)(p->p2);
     free(p->tw4);
+    free(p->rtw);
     free(p);
 }
 
@@ -261,6 +265,7 @@ F(run)(const F(plan) * p, R *x, R *scratch)
 }
 
 static F(plan) * F(plan_new)(int64_t n, bool split);
+static bool F(init_row)(F(plan) * p);
 
 static bool
 F(init_stages)(F(plan) * p)
@@ -384,7 +389,7 @@ static F(plan) * F(plan_new)(int64_t n, bool split)
     const bool ok = n1 > 1 ? F(init_four_step)(p, n1)
                     : largest_prime(n) > FFT_MAX_RADIX
                         ? F(init_bluestein)(p, split && n >= FFT_FOUR_STEP)
-                        : F(init_stages)(p);
+                        : F(init_stages)(p) && F(init_row)(p);
     if (!ok) {
         goto out_free_plan;
     }
@@ -659,9 +664,10 @@ F(conj_block)(R *blk, int64_t n)
 // blk (n / 2 + 1 blocks of nl lanes used, room for n; nl = 1: contiguous complex):
 // Z = the transform of h = n / 2 pairs of reals -> X (kept entries) of the n reals;
 // X[k] = E + W_n^k O, X[h - k] = conj(E - W_n^k O) with E = (Z[k] + conj Z[h - k]) / 2,
-// O = -i (Z[k] - conj Z[h - k]) / 2; X[n - k] = conj X[k]
+// O = -i (Z[k] - conj Z[h - k]) / 2; X[n - k] = conj X[k]. The pairs k, h - k for 0 < k < k0
+// are done already (cpu/fft_row_vec.h's by vectors; k0 = 1: none)
 FFT_INLINE void
-F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept)
+F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept, int64_t k0)
 {
     const int64_t h = n / 2;
     R *z0 = blk, *zh = blk + 2 * nl * h;
@@ -671,7 +677,7 @@ F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept)
         zh[b] = re - im;
         z0[nl + b] = zh[nl + b] = 0;
     }
-    for (int64_t k = 1; 2 * k < h; k++) {
+    for (int64_t k = k0; 2 * k < h; k++) {
         R *zk = blk + 2 * nl * k, *zc = blk + 2 * nl * (h - k);
         const R wr = half[2 * k], wi = half[2 * k + 1];
         for (int b = 0; b < nl; b++) {
@@ -699,9 +705,9 @@ F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept)
 // blk (h + 1 blocks of nl lanes): X, the non-negative frequencies of n = 2h reals ->
 // Z' (h blocks), whose inverse transform is n (x[2j] + i x[2j + 1]):
 // Z'[k] = S + i conj(W_n^k) D and Z'[h - k] = conj(S - i conj(W_n^k) D),
-// S = X[k] + conj X[h - k], D = X[k] - conj X[h - k]
+// S = X[k] + conj X[h - k], D = X[k] - conj X[h - k]; the pairs 0 < k < k0 done already
 FFT_INLINE void
-F(pack_real)(R *blk, int nl, const R *half, int64_t n)
+F(pack_real)(R *blk, int nl, const R *half, int64_t n, int64_t k0)
 {
     const int64_t h = n / 2;
     R *x0 = blk, *xh = blk + 2 * nl * h;
@@ -710,7 +716,7 @@ F(pack_real)(R *blk, int nl, const R *half, int64_t n)
         x0[b] = a + c;
         x0[nl + b] = a - c;
     }
-    for (int64_t k = 1; 2 * k < h; k++) {
+    for (int64_t k = k0; 2 * k < h; k++) {
         R *xk = blk + 2 * nl * k, *xc = blk + 2 * nl * (h - k);
         const R wr = half[2 * k], wi = -half[2 * k + 1]; /* conj(W_n^k) */
         for (int b = 0; b < nl; b++) {
@@ -800,7 +806,7 @@ F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, 
         F(gather)(blk, src, cnt, ps->have, ps->s_es, 1);
         if (even) {
             memset(blk + 2 * L * ps->have, 0, sizeof(R) * 2 * L * (size_t)(h + 1 - ps->have));
-            F(pack_real)(blk, L, p->half, n);
+            F(pack_real)(blk, L, p->half, n, 1);
         } else {
             F(hermitian)(blk, L, n, ps->have);
         }
@@ -816,7 +822,7 @@ F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, 
         F(scatter)(blk, dst, cnt, n, ps->d_es, 1, scale, stream);
     } else if (ps->kind == FFT_R2C) {
         if (even) {
-            F(unpack_real)(blk, L, p->half, n, ps->kept);
+            F(unpack_real)(blk, L, p->half, n, ps->kept, 1);
         }
         F(scatter)(blk, dst, cnt, ps->kept, ps->d_es, 1, scale, stream);
     } else if (even) {
@@ -824,6 +830,19 @@ F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, 
     } else {
         F(scatter)(blk, dst, cnt, n, ps->d_es, -1, scale, stream);
     }
+}
+
+// whether the pass's results stream past the caches (F(scatter)): the reals of the result past
+// FFT_STREAM_BYTES would not stay in cache anyway; not in place, where the lines just read are
+// in cache and a store to them costs no read
+static bool
+F(streams_result)(const fft_pass *ps)
+{
+    const int64_t out_reals = ps->lines * (ps->kind == FFT_C2C   ? 2 * ps->n
+                                           : ps->kind == FFT_R2C ? 2 * ps->kept
+                                                                 : ps->n);
+    return FFT_STREAMS && ps->last && ps->src != ps->dst &&
+           out_reals * (int64_t)sizeof(R) >= FFT_STREAM_BYTES;
 }
 
 static mt_status
@@ -842,13 +861,7 @@ F(block_pass)(const fft_pass *ps, const F(plan) * p)
     if (bufs == NULL) {
         return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)ps->n);
     }
-    /* the reals of the result: past FFT_STREAM_BYTES they would not stay in cache anyway; not
-     * in place, where the lines just read are in cache and a store to them costs no read */
-    const int64_t out_reals = ps->lines * (ps->kind == FFT_C2C   ? 2 * ps->n
-                                           : ps->kind == FFT_R2C ? 2 * ps->kept
-                                                                 : ps->n);
-    const bool stream = FFT_STREAMS && ps->last && ps->src != ps->dst &&
-                        out_reals * (int64_t)sizeof(R) >= FFT_STREAM_BYTES;
+    const bool stream = F(streams_result)(ps);
 #pragma omp parallel num_threads(parts)
     {
 #pragma omp for schedule(static)

@@ -177,7 +177,7 @@ F(long_lines)(const fft_pass *ps, const F(plan) * p)
             st = even ? F(line)(p, src, 2 * ps->s_es, ps->s_es, w, 2, 1, false, scale, t)
                       : F(line)(p, src, ps->s_es, -1, w, 2, 1, false, scale, t);
             if (even) {
-                F(unpack_real)(w, 1, p->half, n, ps->kept);
+                F(unpack_real)(w, 1, p->half, n, ps->kept, 1);
             }
             if (w == u) {
                 F(copy_line)(u, ps->kept, dst, ps->d_es);
@@ -188,7 +188,7 @@ F(long_lines)(const fft_pass *ps, const F(plan) * p)
                 u[2 * k + 1] = k < ps->have ? src[k * ps->s_es + 1] : 0;
             }
             if (even) {
-                F(pack_real)(u, 1, p->half, n);
+                F(pack_real)(u, 1, p->half, n, 1);
                 st = F(line)(p, u, 2, 1, dst, 2 * ps->d_es, ps->d_es, true, scale, t);
             } else {
                 F(hermitian)(u, 1, n, ps->have);
