@@ -427,8 +427,127 @@ def lottery_tickets(torch, init=None, num_retrains=4):
     return result
 
 
+def adversarial_attacks(torch, init=None, n_epochs=2):
+    """Notebook 20.4: an MNIST Net with nn.Dropout2d, F.log_softmax without dim (its deprecation
+    warning), F.nll_loss(size_average=False), the train/test routines' format strings of tensors
+    (correct and 100. * correct / len), and the FGSM attack on x = example_data[i, :, :, :][None]
+    made a leaf by x.requires_grad = True, x.grad.data and torch.sign."""
+    import warnings
+    nn, F, optim = torch.nn, torch.nn.functional, torch.optim
+    rng = np.random.default_rng(7)
+    # torchvision.datasets.MNIST with ToTensor and Normalize((0.1307,), (0.3081,)), as local batches
+    train_x = ((rng.random((256, 1, 28, 28)) - 0.1307) / 0.3081).astype(np.float32)
+    train_y = rng.integers(0, 10, 256)
+    test_x = ((rng.random((128, 1, 28, 28)) - 0.1307) / 0.3081).astype(np.float32)
+    test_y = rng.integers(0, 10, 128)
+    data = torch.utils.data
+    torch.manual_seed(0)
+    train_loader = data.DataLoader(data.TensorDataset(torch.tensor(train_x), torch.tensor(train_y)),
+                                   batch_size=64, shuffle=True)
+    test_loader = data.DataLoader(data.TensorDataset(torch.tensor(test_x), torch.tensor(test_y)),
+                                  batch_size=100, shuffle=True)
+    examples = enumerate(test_loader)
+    batch_idx, (example_data, example_targets) = next(examples)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super(Net, self).__init__()
+            self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
+            self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
+            self.drop = nn.Dropout2d()
+            self.fc1 = nn.Linear(320, 50)
+            self.fc2 = nn.Linear(50, 10)
+
+        def forward(self, x):
+            x = self.conv1(x)
+            x = F.max_pool2d(x, 2)
+            x = F.relu(x)
+            x = self.conv2(x)
+            x = self.drop(x)
+            x = F.max_pool2d(x, 2)
+            x = F.relu(x)
+            x = x.flatten(1)
+            x = F.relu(self.fc1(x))
+            x = self.fc2(x)
+            x = F.log_softmax(x)
+            return x
+
+    def weights_init(layer_in):
+        if isinstance(layer_in, nn.Linear):
+            nn.init.kaiming_uniform_(layer_in.weight)
+            layer_in.bias.data.fill_(0.0)
+
+    model = Net()
+    model.apply(weights_init)
+    result = {}
+    start_from(torch, model, init, result)
+    optimizer = optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+
+    def train(epoch):
+        model.train()
+        for batch_idx, (data, target) in enumerate(train_loader):
+            optimizer.zero_grad()
+            output = model(data)
+            loss = F.nll_loss(output, target)
+            loss.backward()
+            optimizer.step()
+            if batch_idx % 10 == 0:
+                print('Train Epoch: {} [{}/{}]\tLoss: {:.6f}'.format(
+                    epoch, batch_idx * len(data), len(train_loader.dataset), loss.item()))
+
+    def test():
+        model.eval()
+        test_loss = 0
+        correct = 0
+        with torch.no_grad():
+            for data, target in test_loader:
+                output = model(data)
+                test_loss += F.nll_loss(output, target, size_average=False).item()
+                pred = output.data.max(1, keepdim=True)[1]
+                correct += pred.eq(target.data.view_as(pred)).sum()
+        test_loss /= len(test_loader.dataset)
+        print('\nTest set: Avg. loss: {:.4f}, Accuracy: {}/{} ({:.0f}%)\n'.format(
+            test_loss, correct, len(test_loader.dataset),
+            100. * correct / len(test_loader.dataset)))
+
+    def fgsm_attack(x, epsilon, dLdx):
+        sign_dLdx = torch.sign(dLdx)
+        x_modified = x + epsilon * sign_dLdx
+        return x_modified
+
+    with warnings.catch_warnings(record=True) as caught, captured_run(torch, seed=1) as out:
+        warnings.simplefilter("always")
+        test()
+        for epoch in range(1, n_epochs + 1):
+            train(epoch)
+            test()
+        output = model(example_data)
+        print(["Prediction: {}".format(output.data.max(1, keepdim=True)[1][i].item()) for i in range(6)])
+        no_examples = 3
+        epsilon = 0.5
+        for i in range(no_examples):
+            optimizer.zero_grad()
+            x = example_data[i, :, :, :]
+            x = x[None, :, :, :]
+            x.requires_grad = True
+            y = torch.ones(1, dtype=torch.long) * example_targets[i]
+            output = model(x)
+            loss = F.nll_loss(output, y)
+            loss.backward()
+            dLdx = x.grad.data
+            x_prime = fgsm_attack(x, epsilon, dLdx)
+            output_prime = model(x_prime)
+            x = x.detach().numpy()
+            print("Original Prediction: {}".format(output.data.max(1, keepdim=True)[1][0].item()),
+                  "Perturbed Prediction: {}".format(output_prime.data.max(1, keepdim=True)[1][0].item()),
+                  x[0][0].shape, x_prime[0][0].detach().numpy().shape)
+    result["printed"] = printed_lines(out)
+    result["warnings"] = sorted({str(w.message).split(".")[0] for w in caught})
+    return result
+
+
 @pytest.mark.parametrize("program", [mnist1d_performance, conv_mnist1d, residual_networks, batch_normalization,
-                                     lottery_tickets],
+                                     lottery_tickets, adversarial_attacks],
                          ids=lambda p: p.__name__)
 def test_udlbook_notebook(program):
     compare_program(program, rtol=1e-3, atol=1e-4)
