@@ -83,13 +83,13 @@ is_sequence(PyObject *o)
 
 /* Any other sequence, read as the list of its items, as PyTorch reads every object of the
  * sequence protocol: a NumPy array nested in a list (tensor([np.array(..), ...])), a range
- * (tensor(range(100))), a deque. Text is not a sequence of numbers: a str or bytes is a leaf,
- * refused as one. NumPy's scalars have an ndim but are not sequences. */
+ * (tensor(range(100))), a deque, a bytearray. Text is not a sequence of numbers: a str or
+ * bytes is a leaf, refused as one. NumPy's scalars have an ndim but are not sequences. */
 static bool
 is_other_sequence(PyObject *o)
 {
     return !is_sequence(o) && !mt_py_is_tensor(o) && !PyUnicode_Check(o) && !PyBytes_Check(o) &&
-           !PyByteArray_Check(o) && PySequence_Check(o);
+           PySequence_Check(o);
 }
 
 /* What such a sequence reads as: its items as a list. An array of one or more dimensions is the
@@ -183,8 +183,11 @@ leaf_dtype(PyObject *o, bool dtype_given)
         return s.type == MT_FLOAT64 ? (int)MT_DEFAULT_FLOAT : (int)s.type;
     }
     if (r == -1) {
-        PyErr_Format(o == Py_None ? PyExc_RuntimeError : PyExc_TypeError,
-                     o == Py_None ? "Could not infer dtype of %s" : "new(): invalid data type '%s'",
+        /* PyTorch's infer_scalar_type: text is a TypeError, any other object (None, a dict, a
+         * set, an instance) a RuntimeError */
+        const bool text = PyUnicode_Check(o) || PyBytes_Check(o);
+        PyErr_Format(text ? PyExc_TypeError : PyExc_RuntimeError,
+                     text ? "new(): invalid data type '%s'" : "Could not infer dtype of %s",
                      Py_TYPE(o)->tp_name);
     }
     return -1;

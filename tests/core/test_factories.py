@@ -760,6 +760,12 @@ NESTED_ARRAYS = {
     "number_then_str": lambda: [1, "a"],
     "list_then_str": lambda: [[1], "ab"],
     "bytes": lambda: b"ab",
+    "bytearray": lambda: bytearray(b"ab"),
+    # objects that are neither numbers nor sequences: PyTorch's RuntimeError "Could not infer dtype"
+    "dict": lambda: {1: 2},
+    "set": lambda: {1, 2},
+    "object_in_a_list": lambda: [1, object()],
+    "none_in_a_list": lambda: [None],
 }
 
 
