@@ -18,7 +18,6 @@ with torch.save, and generate_text sampling one character at a time with the LST
 import os
 
 import numpy as np
-import pytest
 
 from prog_helpers import captured_run, compare_program, numpy_of, printed_lines, start_from
 
