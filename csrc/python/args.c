@@ -169,13 +169,13 @@ wrap_tensorlist(mt_args *a)
 }
 
 /* The ops whose every Tensor argument also takes a Python number, bound as a wrapped number
- * (PyTorch's should_allow_numbers_as_tensors: torch.add(1.5, 2.5), torch.mul(2, x)); the
- * aliases multiply, subtract and divide are these ops. */
+ * (PyTorch's should_allow_numbers_as_tensors: torch.add(1.5, 2.5), torch.mul(2, x),
+ * x.copy_(1.5)); the aliases multiply, subtract and divide are these ops. */
 static bool
 numbers_as_tensors(mt_op op)
 {
     return op == MT_OP_add || op == MT_OP_sub || op == MT_OP_mul || op == MT_OP_div ||
-           op == MT_OP_true_divide || op == MT_OP_floor_divide;
+           op == MT_OP_true_divide || op == MT_OP_floor_divide || op == MT_OP_copy_;
 }
 
 /* Converts one argument into its slot. Returns 0, or -1 with an exception set. */

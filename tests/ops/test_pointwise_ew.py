@@ -695,13 +695,17 @@ NUMBER_CALLS = [
     ("floor_divide_number_tensor", lambda m: m.floor_divide(7, m.tensor([2, 3]))),
     ("mul_number_int32", lambda m: m.mul(2.5, m.tensor([1, 2], dtype=m.int32))),
     ("add_complex", lambda m: m.add(1 + 2j, 1)),
+    ("copy_float", lambda m: m.zeros(2).copy_(1.5)),
+    ("copy_int_into_int64", lambda m: m.zeros(2, dtype=m.int64).copy_(3)),
+    ("copy_float_into_half", lambda m: m.zeros(2, 3, dtype=m.float16).copy_(2.5)),
+    ("copy_float_into_bool", lambda m: m.zeros(2, dtype=m.bool).copy_(2.5)),
 ]
 
 
 @pytest.mark.parametrize("name", [c[0] for c in NUMBER_CALLS])
 def test_arithmetic_takes_numbers_for_every_tensor(name):
-    # PyTorch lets add/sub/mul/div (and multiply, subtract, divide, true_divide, floor_divide) take a
-    # Python number for input too (MIT 6.S191's torch.add(a, b) of two floats): a wrapped number
+    # PyTorch lets add/sub/mul/div (and multiply, subtract, divide, true_divide, floor_divide, copy_)
+    # take a Python number for any tensor (MIT 6.S191's torch.add(a, b) of two floats): a wrapped number
     torch = pytest.importorskip("torch")
     call = dict(NUMBER_CALLS)[name]
     want, got = call(torch), call(minitorch)
