@@ -118,14 +118,15 @@ meta_neg(ew_call *c, mt_args *a)
     return meta_same(c, a);
 }
 
-/* floor_divide, remainder, fmod, div with a rounding mode, pow: not two Python numbers; pow of
- * an integer tensor to a negative Python number is refused (what its loop could only truncate
- * to 0) */
+/* remainder, fmod, pow: not two Python numbers (floor_divide and div with a rounding mode take
+ * them, as PyTorch's torch.floor_divide(7, 2)); pow of an integer tensor to a negative Python
+ * number is refused (what its loop could only truncate to 0) */
 static mt_status
 meta_arith(ew_call *c, mt_args *a)
 {
     meta_same(c, a);
-    if (a->t[0]->is_wrapped_number && a->t[1]->is_wrapped_number) {
+    if (a->t[0]->is_wrapped_number && a->t[1]->is_wrapped_number && c->op != MT_OP_div &&
+        c->op != MT_OP_floor_divide) {
         const char *name = mt_op_names[c->op];
         size_t n = strlen(name) - (c->inplace ? 1 : 0);
         return mt_fail(MT_ETYPE,

@@ -168,6 +168,16 @@ wrap_tensorlist(mt_args *a)
     return res;
 }
 
+/* The ops whose every Tensor argument also takes a Python number, bound as a wrapped number
+ * (PyTorch's should_allow_numbers_as_tensors: torch.add(1.5, 2.5), torch.mul(2, x),
+ * x.copy_(1.5)); the aliases multiply, subtract and divide are these ops. */
+static bool
+numbers_as_tensors(mt_op op)
+{
+    return op == MT_OP_add || op == MT_OP_sub || op == MT_OP_mul || op == MT_OP_div ||
+           op == MT_OP_true_divide || op == MT_OP_floor_divide || op == MT_OP_copy_;
+}
+
 /* Converts one argument into its slot. Returns 0, or -1 with an exception set. */
 static int
 convert(mt_op op, const mt_py_param *p, int pos, PyObject *o, mt_args *a, unsigned *owned)
@@ -203,8 +213,19 @@ convert(mt_op op, const mt_py_param *p, int pos, PyObject *o, mt_args *a, unsign
         }
         return 0;
     }
+    const bool number_ok = p->type == MT_ARG_TENSOR_OR_SCALAR ||
+                           (p->type == MT_ARG_TENSOR && numbers_as_tensors(op));
     switch (p->type) {
     case MT_ARG_TENSOR_OR_SCALAR:
+    case MT_ARG_TENSOR: {
+        if (!number_ok || mt_py_is_tensor(o)) {
+            if (!mt_py_is_tensor(o)) {
+                arg_error(op, p, pos, o, "Tensor");
+                return -1;
+            }
+            a->t[p->slot] = mt_py_unwrap(o);
+            return 0;
+        }
         if (PyComplex_Check(o)) {
             if (mt_py_complex_number(o, &a->t[p->slot]) < 0) {
                 return -1;
@@ -212,34 +233,25 @@ convert(mt_op op, const mt_py_param *p, int pos, PyObject *o, mt_args *a, unsign
             *owned |= 1u << p->slot;
             return 0;
         }
-        if (!mt_py_is_tensor(o)) {
-            mt_scalar s;
-            r = mt_py_to_scalar(o, &s);
-            if (r == -1) {
-                arg_error(op, p, pos, o, "Tensor");
-                return -1;
-            }
-            if (r < 0) {
-                return -1;
-            }
-            /* an int from 2^63 on binds as a uint64 number, settled once every tensor is
-             * bound (settle_numbers) */
-            mt_status st = mt_tensor_scalar(s, s.type, &a->t[p->slot]);
-            if (st) {
-                mt_py_raise(st);
-                return -1;
-            }
-            *owned |= 1u << p->slot;
-            return 0;
-        }
-        /* fall through */
-    case MT_ARG_TENSOR:
-        if (!mt_py_is_tensor(o)) {
+        mt_scalar s;
+        r = mt_py_to_scalar(o, &s);
+        if (r == -1) {
             arg_error(op, p, pos, o, "Tensor");
             return -1;
         }
-        a->t[p->slot] = mt_py_unwrap(o);
+        if (r < 0) {
+            return -1;
+        }
+        /* an int from 2^63 on binds as a uint64 number, settled once every tensor is bound
+         * (settle_numbers) */
+        mt_status st = mt_tensor_scalar(s, s.type, &a->t[p->slot]);
+        if (st) {
+            mt_py_raise(st);
+            return -1;
+        }
+        *owned |= 1u << p->slot;
         return 0;
+    }
     case MT_ARG_SCALAR:
         if (mt_py_is_tensor(o) && mt_py_unwrap(o)->ndim == 0) {
             mt_status st = mt_tensor_item(mt_py_unwrap(o), &a->s[p->slot]);

@@ -81,21 +81,26 @@ is_sequence(PyObject *o)
     return PyList_Check(o) || PyTuple_Check(o);
 }
 
-/* A NumPy array nested in a list (tensor([np.array(..), ...])): not a list or tuple, but a
- * sequence with an ndim. NumPy's scalars have an ndim too but are not sequences. */
+/* Any other sequence, read as the list of its items, as PyTorch reads every object of the
+ * sequence protocol: a NumPy array nested in a list (tensor([np.array(..), ...])), a range
+ * (tensor(range(100))), a deque, a bytearray. Text is not a sequence of numbers: a str or
+ * bytes is a leaf, refused as one. NumPy's scalars have an ndim but are not sequences. */
 static bool
-is_nested_array(PyObject *o)
+is_other_sequence(PyObject *o)
 {
-    return !is_sequence(o) && !mt_py_is_tensor(o) && PySequence_Check(o) &&
-           PyObject_HasAttrString(o, "ndim");
+    return !is_sequence(o) && !mt_py_is_tensor(o) && !PyUnicode_Check(o) && !PyBytes_Check(o) &&
+           PySequence_Check(o);
 }
 
-/* What a nested array reads as, as in PyTorch: an array of one or more dimensions is the list
- * of its rows (whose NumPy scalars keep their dtype); a 0-d array is refused with PyTorch's
+/* What such a sequence reads as: its items as a list. An array of one or more dimensions is the
+ * list of its rows (whose NumPy scalars keep their dtype); a 0-d array is refused with PyTorch's
  * TypeError (it asks the array for its length). A new reference, or NULL with an exception. */
 static PyObject *
-unnest_array(PyObject *o)
+sequence_items(PyObject *o)
 {
+    if (!PyObject_HasAttrString(o, "ndim")) {
+        return PySequence_List(o);
+    }
     PyObject *ndim = PyObject_GetAttrString(o, "ndim");
     long n = ndim ? PyLong_AsLong(ndim) : -1;
     Py_XDECREF(ndim);
@@ -178,8 +183,11 @@ leaf_dtype(PyObject *o, bool dtype_given)
         return s.type == MT_FLOAT64 ? (int)MT_DEFAULT_FLOAT : (int)s.type;
     }
     if (r == -1) {
-        PyErr_Format(o == Py_None ? PyExc_RuntimeError : PyExc_TypeError,
-                     o == Py_None ? "Could not infer dtype of %s" : "new(): invalid data type '%s'",
+        /* PyTorch's infer_scalar_type: text is a TypeError, any other object (None, a dict, a
+         * set, an instance) a RuntimeError */
+        const bool text = PyUnicode_Check(o) || PyBytes_Check(o);
+        PyErr_Format(text ? PyExc_TypeError : PyExc_RuntimeError,
+                     text ? "new(): invalid data type '%s'" : "Could not infer dtype of %s",
                      Py_TYPE(o)->tp_name);
     }
     return -1;
@@ -190,13 +198,19 @@ leaf_dtype(PyObject *o, bool dtype_given)
 static int
 infer_shape(PyObject *o, int d, infer *inf)
 {
-    if (is_nested_array(o)) {
-        PyObject *u = unnest_array(o);
+    if (is_other_sequence(o)) {
+        PyObject *u = sequence_items(o);
         int r = u ? infer_shape(u, d, inf) : -1;
         Py_XDECREF(u);
         return r;
     }
     if (!is_sequence(o)) {
+        if (!inf->leaf_seen && d > 0 && PyUnicode_Check(o)) {
+            /* PyTorch measures the shape down the first items and reads a str as one more
+             * dimension there */
+            PyErr_SetString(PyExc_ValueError, "too many dimensions 'str'");
+            return -1;
+        }
         if (inf->leaf_seen ? d != inf->ndim : d < inf->ndim) {
             PyErr_SetString(PyExc_TypeError, "not a sequence");
             return -1;
@@ -271,8 +285,8 @@ fill_complex(PyObject *o, mt_dtype dt, char **p)
 static int
 fill(PyObject *o, mt_dtype dt, char **p)
 {
-    if (is_nested_array(o)) {
-        PyObject *u = unnest_array(o);
+    if (is_other_sequence(o)) {
+        PyObject *u = sequence_items(o);
         int r = u ? fill(u, dt, p) : -1;
         Py_XDECREF(u);
         return r;

@@ -149,12 +149,8 @@ data_index(PyObject *item)
     if (!PySequence_Check(item) || (array && !PyObject_HasAttrString(item, "ndim"))) {
         return NULL;
     }
-    PyObject *data;
-    if (array) {
-        data = index_array(item);
-    } else {
-        data = PyList_Check(item) || PyTuple_Check(item) ? Py_NewRef(item) : PySequence_List(item);
-    }
+    /* tensor() reads any other sequence as its items, and refuses a str as PyTorch does */
+    PyObject *data = array ? index_array(item) : Py_NewRef(item);
     PyObject *args = data ? PyTuple_Pack(1, data) : NULL;
     /* on the CPU whatever the default device (index and index_put_ take CPU indices) */
     PyObject *kw = args ? Py_BuildValue("{s:s}", "device", "cpu") : NULL;

@@ -749,6 +749,23 @@ NESTED_ARRAYS = {
     "ragged": lambda: [np.array([1.0, 2.0]), np.array([3.0])],
     "zero_d": lambda: [np.array(1.0), np.array(2.0)],
     "tensor_of_two": lambda: [minitorch.ones(2)],
+    # every object of the sequence protocol reads as its items (MIT 6.S191's tensor(range(100)))
+    "range": lambda: range(100),
+    "empty_range": lambda: range(0),
+    "ranges_in_a_list": lambda: [range(3), range(3, 6)],
+    "deque_of_floats": lambda: __import__("collections").deque([1.5, 2.0]),
+    "ragged_ranges": lambda: [range(3), range(2)],
+    "str": lambda: "abc",
+    "strs_in_a_list": lambda: ["ab", "cd"],
+    "number_then_str": lambda: [1, "a"],
+    "list_then_str": lambda: [[1], "ab"],
+    "bytes": lambda: b"ab",
+    "bytearray": lambda: bytearray(b"ab"),
+    # objects that are neither numbers nor sequences: PyTorch's RuntimeError "Could not infer dtype"
+    "dict": lambda: {1: 2},
+    "set": lambda: {1, 2},
+    "object_in_a_list": lambda: [1, object()],
+    "none_in_a_list": lambda: [None],
 }
 
 

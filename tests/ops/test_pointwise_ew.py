@@ -676,3 +676,49 @@ def test_logcumsumexp(dtype):
         minitorch.logcumsumexp(minitorch.tensor([1, 2]), 0)
     with pytest.raises(IndexError):
         minitorch.logcumsumexp(x, 1)
+
+
+NUMBER_CALLS = [
+    ("add_floats", lambda m: m.add(1.5, 2.5)),
+    ("add_ints", lambda m: m.add(1, 2)),
+    ("add_bools", lambda m: m.add(True, False)),
+    ("add_alpha", lambda m: m.add(2, 3, alpha=2)),
+    ("subtract_number_tensor", lambda m: m.subtract(3, m.arange(3))),
+    ("sub_alpha", lambda m: m.sub(2, 1.5, alpha=2)),
+    ("mul_number_half", lambda m: m.mul(2, m.ones(2, dtype=m.float16))),
+    ("multiply_floats", lambda m: m.multiply(2.5, 2)),
+    ("div_ints", lambda m: m.div(1, 2)),
+    ("divide_floor", lambda m: m.divide(3, 2, rounding_mode="floor")),
+    ("div_trunc_float", lambda m: m.div(-7.0, 2, rounding_mode="trunc")),
+    ("true_divide", lambda m: m.true_divide(1, 4)),
+    ("floor_divide_numbers", lambda m: m.floor_divide(7, 2)),
+    ("floor_divide_number_tensor", lambda m: m.floor_divide(7, m.tensor([2, 3]))),
+    ("mul_number_int32", lambda m: m.mul(2.5, m.tensor([1, 2], dtype=m.int32))),
+    ("add_complex", lambda m: m.add(1 + 2j, 1)),
+    ("copy_float", lambda m: m.zeros(2).copy_(1.5)),
+    ("copy_int_into_int64", lambda m: m.zeros(2, dtype=m.int64).copy_(3)),
+    ("copy_float_into_half", lambda m: m.zeros(2, 3, dtype=m.float16).copy_(2.5)),
+    ("copy_float_into_bool", lambda m: m.zeros(2, dtype=m.bool).copy_(2.5)),
+]
+
+
+@pytest.mark.parametrize("name", [c[0] for c in NUMBER_CALLS])
+def test_arithmetic_takes_numbers_for_every_tensor(name):
+    # PyTorch lets add/sub/mul/div (and multiply, subtract, divide, true_divide, floor_divide, copy_)
+    # take a Python number for any tensor (MIT 6.S191's torch.add(a, b) of two floats): a wrapped number
+    torch = pytest.importorskip("torch")
+    call = dict(NUMBER_CALLS)[name]
+    want, got = call(torch), call(minitorch)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("call", [lambda m: m.remainder(7, 2), lambda m: m.pow(2, 3), lambda m: m.atan2(1.0, 2.0),
+                                  lambda m: m.add("a", 1), lambda m: m.mul(None, 2)])
+def test_other_ops_refuse_two_numbers(call):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError):
+        call(torch)
+    with pytest.raises(TypeError):
+        call(minitorch)

@@ -341,7 +341,8 @@ def models(torch):
 
     return dict(Seq2SeqEncoder=Seq2SeqEncoder, Seq2SeqAttentionDecoder=Seq2SeqAttentionDecoder,
                 TransformerEncoder=TransformerEncoder, TransformerDecoder=TransformerDecoder,
-                AdditiveAttention=AdditiveAttention, PositionalEncoding=PositionalEncoding)
+                AdditiveAttention=AdditiveAttention, PositionalEncoding=PositionalEncoding,
+                TransformerEncoderBlock=TransformerEncoderBlock)
 
 
 class Vocab:
