@@ -98,10 +98,25 @@ dense_in(const mt_tensor *t, mt_memory_format fmt)
     return true;
 }
 
+/* Whether oneDNN takes bfloat16 convolutions on this CPU (PyTorch's mkldnn_bf16_device_check:
+ * AVX-512 with BW, VL and DQ). Its float16 check wants AVX512-FP16 or AMX, which minitorch does
+ * not ask the CPU for: float16 goes to the slow kernels, as on CPUs without them. */
+static bool
+mkldnn_bf16_device(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq");
+#else
+    return false;
+#endif
+}
+
 /* Whether PyTorch's CPU picks its oneDNN backend (Convolution.cpp's use_mkldnn) for x (N, C, H,
- * W) or (N, C, D, H, W), batched, and w: float32 only here (no float64 in oneDNN); a 1x1 kernel
- * unstrided and undilated on one thread with fewer than 16 images goes to the slow kernels
- * (faster there), as do small single-image ungrouped inputs with kernels up to 3 wide. */
+ * W) or (N, C, D, H, W), batched, and w: every bfloat16 one where the CPU has the instructions,
+ * float32 ones (no float64 in oneDNN) but a 1x1 kernel unstrided and undilated on one thread
+ * with fewer than 16 images (the slow kernels are faster there), and small single-image
+ * ungrouped inputs with kernels up to 3 wide. */
 static bool
 use_mkldnn(const mt_tensor *x, const mt_tensor *w, const mt_conv_params *c, bool transposed)
 {
@@ -111,7 +126,13 @@ use_mkldnn(const mt_tensor *x, const mt_tensor *w, const mt_conv_params *c, bool
         dilated = dilated || c->dil[d] != 1;
         opad_big = opad_big || (transposed && c->opad[d] >= c->stride[d]);
     }
-    if (opad_big || x->dtype != MT_FLOAT32) {
+    if (opad_big) {
+        return false;
+    }
+    if (x->dtype == MT_BFLOAT16) {
+        return mkldnn_bf16_device();
+    }
+    if (x->dtype != MT_FLOAT32) {
         return false;
     }
     const int64_t *xs = x->sizes, kw = w->sizes[w->ndim - 1], kh = w->sizes[w->ndim - 2];

@@ -101,3 +101,23 @@ def test_conv_transpose3d_gradients(stride, output_padding, dilation, batched):
     for g, r in zip(got, want):
         assert tuple(g.shape) == tuple(r.shape)
         np.testing.assert_allclose(g.detach().numpy(), r.detach().numpy(), atol=1e-9, rtol=1e-9)
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("layouts", [("cl", "c"), ("c", "cl"), ("c", "c")])
+def test_bfloat16_conv_layouts_match_torch(dims, layouts):
+    """bfloat16 goes to oneDNN wherever the CPU has AVX-512 (PyTorch's mkldnn_bf16_device_check),
+    whatever the sizes: channels-last (3d) results and gradients for a channels-last operand;
+    elsewhere to the slow kernels, as PyTorch's on that CPU."""
+    rng = np.random.default_rng(dims)
+    x = rng.standard_normal((2, 4) + (5, 4, 6)[:dims]).astype(np.float32)
+    w = rng.standard_normal((6, 4) + (3,) * dims).astype(np.float32)
+
+    def go(lib):
+        xt, wt = (make(lib, a, lay).detach().to(lib.bfloat16).requires_grad_(True) for a, lay in zip((x, w), layouts))
+        y = getattr(lib.nn.functional, "conv%dd" % dims)(xt, wt, None, padding=1)
+        return (y,) + lib.autograd.grad(y, (xt, wt), lib.ones_like(y))
+
+    for g, r in zip(go(minitorch), go(torch)):
+        assert tuple(g.stride()) == tuple(r.stride()), (g.stride(), r.stride())
+        np.testing.assert_allclose(g.detach().float().numpy(), r.detach().float().numpy(), atol=0.5, rtol=0.05)
