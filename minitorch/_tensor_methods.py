@@ -235,7 +235,10 @@ class TensorMethods:
 
     def as_strided_(self, size, stride, storage_offset=None):
         """self re-pointed in place to the view as_strided(size, stride, storage_offset) of its
-        own storage (the offset defaults to self's); the version counter counts the change."""
+        own storage (the offset defaults to self's); the version counter counts the change. On a
+        tensor that requires grad, self's history goes through AsStridedBackward1 (PyTorch's
+        as_strided_ node: the gradient of the new geometry taken back into the old one)."""
+        offset = self.storage_offset() if storage_offset is None else storage_offset
         if self.requires_grad and _C.is_grad_enabled():
             base = self._base
             if self.is_leaf and base is None:
@@ -243,11 +246,10 @@ class TensorMethods:
             if base is not None and base.is_leaf and base.requires_grad:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
-            raise RuntimeError("as_strided_: minitorch does not record an in-place view change of a tensor "
-                               "that requires grad; use as_strided (out of place)")
+            _C._as_strided_history(self, self.as_strided(size, stride, offset))
+            return self
         from .autograd.graph import increment_version
 
-        offset = self.storage_offset() if storage_offset is None else storage_offset
         self.as_strided(size, stride, offset)  # PyTorch's checks of the geometry against the storage
         with _no_grad():
             self.set_(self.untyped_storage(), offset, tuple(size), tuple(stride))

@@ -44,6 +44,9 @@ mt_grad_conv2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
                                                  padding->n, padding->v, dilation->n, dilation->v,
                                                  groups, &gi[1]);
     }
+    if (s.st == MT_OK && !empty) {
+        s.st = mt_conv2d_grads_in_layout(&n->args, x, w, need, gi);
+    }
     if (s.st == MT_OK && wants(n, 2) && in->sizes[in->ndim - 3] == 0) {
         /* zero input channels made no output channels: a zero gradient for each bias */
         s.st = mt_op_zeros(1, &wm->sizes[0], g[0]->dtype, mt_tensor_device(g[0]), false, &gi[2]);
@@ -81,6 +84,12 @@ mt_status
 mt_grad_conv3d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return grad_conv_nd(n, g, gi, 3, false);
+}
+
+mt_status
+mt_grad_conv_transpose3d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_conv_nd(n, g, gi, 3, true);
 }
 
 mt_status

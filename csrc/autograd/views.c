@@ -279,8 +279,9 @@ copy_slices_release(mt_node *n)
     mt_node_release_saved(((mt_view_state *)n->user)->fn);
 }
 
+/* named as PyTorch's C++ node (its name() and its messages say so; its class is CopySlices) */
 static const mt_formula copy_slices = {
-    .name = "CopySlices",
+    .name = "torch::autograd::CopySlices",
     .backward = copy_slices_backward,
     .release = copy_slices_release,
 };

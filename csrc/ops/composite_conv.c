@@ -29,6 +29,7 @@ check_params(const mt_args *a, int dims, bool transposed, int wdims, mt_conv_par
 {
     const mt_intlist *dil = &a->l[transposed ? 3 : 2];
     mt_status st;
+    c->dims = dims;
     c->groups = a->i[0];
     if (c->groups <= 0) {
         return mt_fail(MT_ERUNTIME, "non-positive groups is not supported");
@@ -376,6 +377,13 @@ conv_nd(mt_args *a, const char *name, int dims, bool transposed)
             y = sum;
         }
     }
+    mt_memory_format fmt[3];
+    if (st == MT_OK && transposed && mt_conv_layouts(x, w, &c, true, fmt)) {
+        mt_tensor *r = y;
+        y = NULL;
+        st = mt_conv_in_layout(r, fmt[0], &y);
+        mt_tensor_release(r);
+    }
     if (st == MT_OK) {
         st = from2d(y, dims, y->ndim - 2, &a->out[0]);
         y = NULL;
@@ -413,6 +421,80 @@ mt_in_format(mt_tensor *t, mt_memory_format fmt, mt_tensor **out)
 }
 
 mt_status
+mt_conv_in_layout(mt_tensor *t, mt_memory_format fmt, mt_tensor **out)
+{
+    int64_t want[MT_MAX_DIMS];
+    mt_format_strides(fmt, t->ndim, t->sizes, want);
+    bool exact = true, dense = true;
+    for (int d = 0; d < t->ndim; d++) {
+        exact = exact && t->strides[d] == want[d];
+        dense = dense && (t->sizes[d] == 1 || t->strides[d] == want[d]);
+    }
+    if (exact || mt_tensor_numel(t) == 0) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    mt_tensor *c = NULL;
+    mt_status st = MT_OK;
+    if (!dense) { /* a copy in fmt (t is not dense in it, so contiguous copies) */
+        static const int64_t last[2][5] = {{0, 2, 3, 1}, {0, 2, 3, 4, 1}},
+                             back[2][5] = {{0, 3, 1, 2}, {0, 4, 1, 2, 3}};
+        mt_tensor *p = NULL, *q = NULL;
+        const int k = fmt == MT_CHANNELS_LAST_3D;
+        if (fmt == MT_CONTIGUOUS_FORMAT) {
+            st = mt_op_contiguous(t, &c);
+        } else {
+            st = mt_op_permute(t, t->ndim, last[k], &p);
+            st = st ? st : mt_op_contiguous(p, &q);
+            st = st ? st : mt_op_permute(q, t->ndim, back[k], &c);
+        }
+        mt_tensor_release(p);
+        mt_tensor_release(q);
+        if (st) {
+            return st;
+        }
+        t = c;
+    }
+    /* the same elements at the same places: only size-1 dims' strides differ, which a view
+     * restates (PyTorch's kernels allocate with fmt's strides; the gradient layout contract and
+     * stride() see them) */
+    st = mt_op_as_strided(t, t->ndim, t->sizes, t->ndim, want, t->offset, out);
+    mt_tensor_release(c);
+    return st;
+}
+
+/* gi[0] and gi[1], those need asks for, restated in the formats fmt[1] and fmt[2] */
+static mt_status
+grads_in_layout(const mt_memory_format *fmt, const bool *need, mt_tensor **gi)
+{
+    mt_status st = MT_OK;
+    for (int k = 0; k < 2 && st == MT_OK; k++) {
+        if (need[k] && gi[k]) {
+            mt_tensor *r = gi[k];
+            gi[k] = NULL;
+            st = mt_conv_in_layout(r, fmt[k + 1], &gi[k]);
+            mt_tensor_release(r);
+        }
+    }
+    return st;
+}
+
+mt_status
+mt_conv2d_grads_in_layout(const mt_args *args, const mt_tensor *x, const mt_tensor *w,
+                          const bool *need, mt_tensor **gi)
+{
+    mt_conv_params c = {.dims = 2, .groups = args->i[0]};
+    mt_memory_format fmt[3];
+    mt_status st;
+    if ((st = expand(&args->l[0], "stride", 2, 2, c.stride)) ||
+        (st = expand(&args->l[1], "padding", 2, 2, c.pad)) ||
+        (st = expand(&args->l[2], "dilation", 2, 2, c.dil))) {
+        return st;
+    }
+    return mt_conv_layouts(x, w, &c, false, fmt) ? grads_in_layout(fmt, need, gi) : MT_OK;
+}
+
+mt_status
 mt_conv_grad_output_in_format(const mt_tensor *x, const mt_tensor *w, mt_tensor *g, mt_tensor **out)
 {
     return mt_in_format(g, mt_conv_memory_format(x, w), out);
@@ -447,13 +529,19 @@ mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x
     mt_status st;
     if ((st = expand(&args->l[0], "stride", dims, dims, c.stride)) ||
         (st = expand(&args->l[1], "padding", dims, dims, c.pad)) ||
-        (st = expand(&args->l[transposed ? 3 : 2], "dilation", dims, dims, c.dil))) {
+        (st = expand(&args->l[transposed ? 3 : 2], "dilation", dims, dims, c.dil)) ||
+        (transposed && (st = expand(&args->l[2], "output_padding", dims, dims, c.opad)))) {
         return st;
     }
     mt_tensor *x2 = NULL, *w2 = NULL, *g2 = NULL, *r = NULL, *xp = NULL, *gf = NULL;
-    /* the gradients come in the forward's memory format, as grad_output is laid out in it */
-    const mt_memory_format fmt = mt_conv_memory_format(x, w);
-    if ((st = mt_in_format(g, fmt, &gf))) {
+    /* grad_output in the forward's memory format, the gradients in PyTorch's (mt_conv_layouts;
+     * 1-D and unbatched ones as the 2-D ops give them) */
+    mt_memory_format fmt[3];
+    const bool laid = mt_conv_layouts(x, w, &c, transposed, fmt);
+    if (!laid) {
+        fmt[0] = fmt[1] = fmt[2] = mt_conv_memory_format(x, w);
+    }
+    if ((st = mt_in_format(g, fmt[0], &gf))) {
         return st;
     }
     if (mt_tensor_numel(x) == 0) {
@@ -461,15 +549,9 @@ mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x
         goto grad_bias;
     }
     if (dims == 3) {
-        st = mt_conv3d_backward(&c, x, w, gf, need, gi);
-        for (int k = 0; k < 2 && st == MT_OK; k++) {
-            if (need[k]) {
-                mt_tensor *r3 = gi[k];
-                gi[k] = NULL;
-                st = mt_in_format(r3, fmt, &gi[k]);
-                mt_tensor_release(r3);
-            }
-        }
+        st = transposed ? mt_conv_transpose3d_backward(&c, x, w, gf, need, gi)
+                        : mt_conv3d_backward(&c, x, w, gf, need, gi);
+        st = st ? st : grads_in_layout(fmt, need, gi);
         goto grad_bias;
     }
     params2d(&c, dims, &c2);
@@ -508,6 +590,9 @@ mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x
     if (st == MT_OK && need[1]) {
         st = from2d(r, dims, 2, &gi[1]);
         r = NULL;
+    }
+    if (st == MT_OK && laid) {
+        st = grads_in_layout(fmt, need, gi);
     }
 grad_bias:
     if (st == MT_OK && need[2]) {

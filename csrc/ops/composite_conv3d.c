@@ -144,6 +144,54 @@ mt_conv3d_backward(const mt_conv_params *c, mt_tensor *x, mt_tensor *w, mt_tenso
     return st;
 }
 
+/* conv_transpose3d's gradients of input (gi[0]) and weight (gi[1]) asked for in need, from
+ * the output's gradient g: the input's is conv3d of g with w (cut to the input where
+ * output_padding reached past the stride), the weight's conv3d's weight gradient with g as the
+ * input and x (zero-padded at the end to that conv3d's output) as the output's gradient; both
+ * differentiable again. x and g batched or not alike. */
+mt_status
+mt_conv_transpose3d_backward(const mt_conv_params *c, mt_tensor *x, mt_tensor *w, mt_tensor *g,
+                             const bool *need, mt_tensor **gi)
+{
+    const int sp = x->ndim - 3; /* the first spatial dim */
+    int64_t reach[3], pad[6] = {0};
+    bool cut = false, padded = false;
+    for (int d = 0; d < 3; d++) {
+        reach[d] = (g->sizes[sp + d] + 2 * c->pad[d] - c->dil[d] * (w->sizes[2 + d] - 1) - 1) /
+                       c->stride[d] +
+                   1;
+        cut = cut || reach[d] > x->sizes[sp + d];
+        pad[2 * (2 - d) + 1] = reach[d] > x->sizes[sp + d] ? reach[d] - x->sizes[sp + d] : 0;
+        padded = padded || pad[2 * (2 - d) + 1] > 0;
+    }
+    mt_tensor *r = NULL, *xp = NULL;
+    mt_status st = MT_OK;
+    if (need[0]) {
+        st = mt_op_conv3d(g, w, NULL, 3, c->stride, 3, c->pad, 3, c->dil, c->groups, &r);
+        for (int d = 0; st == MT_OK && cut && d < 3; d++) {
+            mt_tensor *part = NULL;
+            st = mt_op_narrow(r, sp + d, 0, x->sizes[sp + d], &part);
+            mt_tensor_release(r);
+            r = part;
+        }
+        if (st == MT_OK) {
+            gi[0] = r;
+            r = NULL;
+        }
+    }
+    if (st == MT_OK && need[1]) {
+        const bool weight_only[2] = {false, true};
+        mt_tensor *both[2] = {NULL, NULL};
+        st = padded ? mt_op_constant_pad_nd(x, 6, pad, mt_scalar_int(0), &xp)
+                    : (xp = mt_tensor_retain(x), MT_OK);
+        st = st ? st : mt_conv3d_backward(c, g, w, xp, weight_only, both);
+        gi[1] = both[1];
+    }
+    mt_tensor_release(r);
+    mt_tensor_release(xp);
+    return st;
+}
+
 /* A 3-D convolution's result from acc, its values depth-major (N, OD, OC, OH, OW) as split
  * gives the sizes: (N, OC, OD, OH, OW) contiguous (an empty one too), plus bias (OC) if any,
  * without N unless batched. */
@@ -245,8 +293,11 @@ mt_front_conv3d(const mt_args *a, mt_plan *p)
     }
     const int64_t sizes[5] = {xs[0], p->conv3.hw.oc, out[0], out[1], out[2]};
     const bool batched = x->ndim == 5;
-    return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched,
-                                  mt_conv_memory_format(x, w));
+    mt_memory_format fmt[3];
+    if (!mt_conv_layouts(x, w, &c, false, fmt)) {
+        fmt[0] = mt_conv_memory_format(x, w);
+    }
+    return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched, fmt[0]);
 }
 
 // input (N, C, D, H, W) or (C, D, H, W), weight (O, C/groups, KD, KH, KW), bias (O) or None;
@@ -285,8 +336,12 @@ mt_composite_conv3d(mt_args *a)
     }
     int64_t split[5] = {n, od, acc->sizes[1], acc->sizes[2], acc->sizes[3]};
     st = depth_major_result(acc, split, bias, batched, &y);
-    /* channels-last 3d stays so, as the CPU kernel's result (mt_front_conv3d) */
-    st = st ? st : mt_in_format(y, mt_conv_memory_format(x, w), &a->out[0]);
+    /* laid out as the CPU kernel's result (mt_front_conv3d) */
+    mt_memory_format fmt[3];
+    if (st == MT_OK && !mt_conv_layouts(x, w, &c, false, fmt)) {
+        fmt[0] = mt_conv_memory_format(x, w);
+    }
+    st = st ? st : mt_conv_in_layout(y, fmt[0], &a->out[0]);
 out_release:
     mt_tensor_release(xb);
     mt_tensor_release(xp);
@@ -373,7 +428,14 @@ mt_composite_conv_transpose3d(mt_args *a)
     /* acc (N, L, OC * OH * OW) -> the padding cut, (N, OC, OD, OH, OW), plus bias */
     int64_t split[5] = {n, out_sp[0], oc, out_sp[1], out_sp[2]};
     st = mt_op_narrow(acc, 1, c.pad[0], out_sp[0], &t);
-    st = st ? st : depth_major_result(t, split, bias, batched, &a->out[0]);
+    st = st ? st : depth_major_result(t, split, bias, batched, &y);
+    mt_memory_format fmt[3];
+    if (st == MT_OK && mt_conv_layouts(x, w, &c, true, fmt)) {
+        st = mt_conv_in_layout(y, fmt[0], &a->out[0]);
+    } else if (st == MT_OK) {
+        a->out[0] = y;
+        y = NULL;
+    }
 out_release:
     mt_tensor_release(xb);
     mt_tensor_release(xt);

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "cpu/iter.h" /* mt_get_num_threads */
 #include "ops/conv_nd.h"
 #include "ops/fails.h"
 #include "ops/front.h"
@@ -81,6 +82,104 @@ mt_conv_memory_format(const mt_tensor *x, const mt_tensor *w)
     return mt_suggest_memory_format(x) == cl || mt_suggest_memory_format(w) == cl
                ? cl
                : MT_CONTIGUOUS_FORMAT;
+}
+
+/* Whether t is dense in fmt, size-1 dims aside (PyTorch's is_contiguous(memory_format)). */
+static bool
+dense_in(const mt_tensor *t, mt_memory_format fmt)
+{
+    int64_t want[MT_MAX_DIMS];
+    mt_format_strides(fmt, t->ndim, t->sizes, want);
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->sizes[d] != 1 && t->strides[d] != want[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether oneDNN takes bfloat16 convolutions on this CPU (PyTorch's mkldnn_bf16_device_check:
+ * AVX-512 with BW, VL and DQ). Its float16 check wants AVX512-FP16 or AMX, which minitorch does
+ * not ask the CPU for: float16 goes to the slow kernels, as on CPUs without them. */
+static bool
+mkldnn_bf16_device(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq");
+#else
+    return false;
+#endif
+}
+
+/* Whether PyTorch's CPU picks its oneDNN backend (Convolution.cpp's use_mkldnn) for x (N, C, H,
+ * W) or (N, C, D, H, W), batched, and w: every bfloat16 one where the CPU has the instructions,
+ * float32 ones (no float64 in oneDNN) but a 1x1 kernel unstrided and undilated on one thread
+ * with fewer than 16 images (the slow kernels are faster there), and small single-image
+ * ungrouped inputs with kernels up to 3 wide. */
+static bool
+use_mkldnn(const mt_tensor *x, const mt_tensor *w, const mt_conv_params *c, bool transposed)
+{
+    bool strided = false, dilated = false, opad_big = false;
+    for (int d = 0; d < c->dims; d++) {
+        strided = strided || c->stride[d] != 1;
+        dilated = dilated || c->dil[d] != 1;
+        opad_big = opad_big || (transposed && c->opad[d] >= c->stride[d]);
+    }
+    if (opad_big) {
+        return false;
+    }
+    if (x->dtype == MT_BFLOAT16) {
+        return mkldnn_bf16_device();
+    }
+    if (x->dtype != MT_FLOAT32) {
+        return false;
+    }
+    const int64_t *xs = x->sizes, kw = w->sizes[w->ndim - 1], kh = w->sizes[w->ndim - 2];
+    const bool worth = strided || dilated || xs[0] >= 16 || kw != 1 || kh != 1 ||
+                       mt_get_num_threads() > 1;
+    const bool big = c->groups > 1 || (kw > 3 && kh > 3) || xs[0] > 1 ||
+                     xs[0] * xs[1] * xs[2] * xs[3] > 20480;
+    return worth && big;
+}
+
+bool
+mt_conv_layouts(const mt_tensor *x, const mt_tensor *w, const mt_conv_params *c, bool transposed,
+                mt_memory_format *fmt)
+{
+    const int k = x->ndim;
+    const mt_memory_format cl = k == 4 ? MT_CHANNELS_LAST : MT_CHANNELS_LAST_3D;
+    const bool x_cl = mt_suggest_memory_format(x) != MT_CONTIGUOUS_FORMAT,
+               w_cl = mt_suggest_memory_format(w) != MT_CONTIGUOUS_FORMAT;
+    fmt[0] = fmt[1] = fmt[2] = MT_CONTIGUOUS_FORMAT;
+    if ((k != 4 && k != 5) || k != c->dims + 2 || w->ndim != k || x->sizes[0] == 0 ||
+        x->sizes[1] == 0) {
+        return false; /* 1-D, unbatched, or the Empty backend (zeros laid out as x and w) */
+    }
+    if (mt_front_on_cuda(x)) { /* cudnn_conv_suggest_memory_format, for all three */
+        const bool f64 = x->dtype == MT_FLOAT64 || w->dtype == MT_FLOAT64;
+        fmt[0] = fmt[1] = fmt[2] = !f64 && (x_cl || w_cl) ? cl : MT_CONTIGUOUS_FORMAT;
+        return true;
+    }
+    bool dilated = false;
+    for (int d = 0; d < c->dims; d++) {
+        dilated = dilated || c->dil[d] != 1;
+    }
+    if (use_mkldnn(x, w, c, transposed)) { /* Mkldnn(Transpose): mkldnn_conv_use_channels_last */
+        fmt[0] = fmt[1] = fmt[2] = x_cl || w_cl ? cl : MT_CONTIGUOUS_FORMAT;
+        return true;
+    }
+    if (k == 5) { /* Slow3d, SlowDilated3d, SlowTranspose3d: row-major */
+        return true;
+    }
+    /* Slow2d, SlowDilated2d, SlowTranspose2d: thnn_conv_use_channels_last; the first and the last
+     * give the weight's gradient the format the weight suggests once made dense in it (a 1x1
+     * kernel's row-major weight stays row-major) */
+    fmt[0] = fmt[1] = fmt[2] = x_cl || w_cl ? MT_CHANNELS_LAST : MT_CONTIGUOUS_FORMAT;
+    if (fmt[0] == MT_CHANNELS_LAST && (transposed || !dilated) && dense_in(w, MT_CHANNELS_LAST)) {
+        fmt[2] = mt_suggest_memory_format(w);
+    }
+    return true;
 }
 
 /* x's sizes as PyTorch's backends see them: batched, a 1-D convolution's as a 1 x L plane */
@@ -253,8 +352,16 @@ mt_front_conv2d(const mt_args *a, mt_plan *p)
     g->oc = g->c == 0 ? 0 : g->oc;
     const int64_t sizes[4] = {g->n, g->oc, g->oh, g->ow};
     const bool batched = x->ndim == 4;
-    return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched,
-                                  mt_conv_memory_format(x, wt));
+    mt_conv_params c = {.dims = 2,
+                        .stride = {g->sh, g->sw},
+                        .pad = {g->ph, g->pw},
+                        .dil = {g->dh, g->dw},
+                        .groups = g->groups};
+    mt_memory_format fmt[3];
+    if (!mt_conv_layouts(x, wt, &c, false, fmt)) {
+        fmt[0] = mt_conv_memory_format(x, wt);
+    }
+    return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched, fmt[0]);
 }
 
 /* The backward ops' geometry from the forward's input and weight sizes: grad_out (a->t[0])

@@ -42,5 +42,24 @@ mt_status mt_conv_transposed2d(mt_tensor *x2, mt_tensor *w2, const int64_t *out_
  * differentiable ops (so twice differentiable); unbatched x and g go as a batch of one. */
 mt_status mt_conv3d_backward(const mt_conv_params *c, mt_tensor *x, mt_tensor *w, mt_tensor *g,
                              const bool *need, mt_tensor **gi);
+/* conv_transpose3d's gradients of input (gi[0]) and weight (gi[1]) asked for in need, from the
+ * output's gradient g, through differentiable ops (conv3d and conv3d's gradients). */
+mt_status mt_conv_transpose3d_backward(const mt_conv_params *c, mt_tensor *x, mt_tensor *w,
+                                       mt_tensor *g, const bool *need, mt_tensor **gi);
+/* The memory formats PyTorch gives a convolution's output (fmt[0]) and its input's and weight's
+ * gradients (fmt[1], fmt[2]), batched x (N, C, ...) and w, as the backend it picks lays them out
+ * (Convolution.cpp's _select_conv_backend and determine_backend_memory_format): on the CPU
+ * oneDNN's channels-last (3d) when x or w suggests it, the slow 2-D kernels' channels-last, the
+ * slow 3-D kernels' row-major; cuDNN's rule on CUDA. False, deciding nothing, for a 1-D,
+ * unbatched or empty convolution. */
+bool mt_conv_layouts(const mt_tensor *x, const mt_tensor *w, const mt_conv_params *c,
+                     bool transposed, mt_memory_format *fmt);
+/* *out = t (a convolution's result or gradient, dense) with exactly fmt's strides, size-1 dims
+ * included: t itself, a view of it, or a copy, through differentiable ops. */
+mt_status mt_conv_in_layout(mt_tensor *t, mt_memory_format fmt, mt_tensor **out);
+/* conv2d's gradients gi[0] (input) and gi[1] (weight), those need asks for, restated in
+ * mt_conv_layouts' formats; args conv2d's, x and w its input and weight. */
+mt_status mt_conv2d_grads_in_layout(const mt_args *args, const mt_tensor *x, const mt_tensor *w,
+                                    const bool *need, mt_tensor **gi);
 
 #endif

@@ -295,6 +295,40 @@ check_saved_version(PyObject *module, PyObject *args)
     return st ? mt_py_raise(st) : Py_NewRef(Py_None);
 }
 
+/* _as_strided_history(self, view): the history half of self.as_strided_(...) on a tensor that
+ * requires grad (minitorch/_tensor_methods.py): view is self.as_strided(...), just recorded
+ * (AsStridedBackward0 over self's history); self takes its geometry and its node, named as
+ * PyTorch names as_strided_'s (AsStridedBackward1), and a new version. A view stays a view of its
+ * base, its history now current. */
+static PyObject *
+as_strided_history(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *self, *view;
+    if (!PyArg_ParseTuple(args, "OO", &self, &view)) {
+        return NULL;
+    }
+    if (!mt_py_is_tensor(self) || !mt_py_is_tensor(view)) {
+        return PyErr_Format(PyExc_TypeError, "expected two Tensors");
+    }
+    mt_tensor *t = mt_py_unwrap(self), *v = mt_py_unwrap(view);
+    if (v->grad_fn == NULL || v->storage != t->storage) {
+        return PyErr_Format(PyExc_RuntimeError, "_as_strided_history: view is not a view of self "
+                                                "with a history");
+    }
+    v->grad_fn->name = "AsStridedBackward1";
+    t->offset = v->offset;
+    t->ndim = v->ndim;
+    memcpy(t->sizes, v->sizes, sizeof(t->sizes));
+    memcpy(t->strides, v->strides, sizeof(t->strides));
+    mt_tensor_bump_version(t);
+    mt_autograd_set_grad_fn(t, v->grad_fn, v->output_nr);
+    if (t->view_base) {
+        t->view_version = mt_tensor_version(t);
+    }
+    Py_RETURN_NONE;
+}
+
 /* ---- gradient hooks: a Python callable per registration, run by the engine ---- */
 
 static void
@@ -661,6 +695,8 @@ static PyMethodDef autograd_functions[] = {
     {"_autograd_formula", autograd_formula, METH_O, "_autograd_formula(op) -> node name or None"},
     {"_function_record", function_record, METH_VARARGS,
      "_function_record(ctx, name, inputs, outputs[, dirty])"},
+    {"_as_strided_history", as_strided_history, METH_VARARGS,
+     "_as_strided_history(self, view): self takes view's geometry and history (as_strided_)"},
     {"_check_saved_version", check_saved_version, METH_VARARGS,
      "_check_saved_version(tensor, version)"},
     {"_run_backward", run_backward, METH_VARARGS,

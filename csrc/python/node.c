@@ -37,10 +37,20 @@ node_name(PyObject *self, PyObject *unused)
     return PyUnicode_FromString(((mt_py_node_object *)self)->node->name);
 }
 
+/* A node's class name: its name without a C++ namespace ("torch::autograd::CopySlices" is a
+ * CopySlices, as PyTorch's class) */
+static const char *
+class_name(const char *name)
+{
+    const char *colons = strrchr(name, ':');
+    return colons ? colons + 1 : name;
+}
+
 static PyObject *
 node_repr(PyObject *self)
 {
-    return PyUnicode_FromFormat("<%s object at %p>", ((mt_py_node_object *)self)->node->name, self);
+    return PyUnicode_FromFormat("<%s object at %p>",
+                                class_name(((mt_py_node_object *)self)->node->name), self);
 }
 
 static PyObject *
@@ -256,7 +266,7 @@ type_for(const char *name)
     }
     PyObject *dict = PyDict_New();
     PyObject *base = node_base ? node_base : (PyObject *)&mt_py_Node_Type;
-    PyObject *args = dict ? Py_BuildValue("(s(O)O)", name, base, dict) : NULL;
+    PyObject *args = dict ? Py_BuildValue("(s(O)O)", class_name(name), base, dict) : NULL;
     Py_XDECREF(dict);
     if (args == NULL) {
         return NULL;
