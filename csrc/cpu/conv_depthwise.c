@@ -19,7 +19,9 @@
 #include "cpu/loops.h"
 
 #define DW 16   /* channels of a vector: one AVX-512 register of float */
-#define DACC 24 /* vectors of sums of a forward item: pixels x vectors of channels */
+/* vectors of sums of a forward strip, pixels x vectors of channels: 16 took 2.0-2.5 ms where 24
+ * took 2.6-2.8 on MobileNet's stride-2 (32, 64, 56, 56) 3x3, one thread (12 about as 16) */
+#define DACC 16
 /* Most bytes of grad_output and x rows of one chunk of rows in the weight's gradient: in L2 */
 #define DW_CHUNK_BYTES (512 << 10)
 
@@ -60,10 +62,12 @@ vec_at(const dw_plan *p, int64_t cb, int j, int64_t *first, int64_t *own)
  * pixel reads inside the row, so no test, and one pointer steps the stride from pixel to pixel
  * (the compiler then addresses the pixels from two registers; a pointer a pixel outnumbered the
  * registers and went through the stack); otherwise a pixel in the padding, or past npx, reads
- * zeros. v, px and inside are constants where it is inlined. */
+ * zeros. With slide (3: inside, a kernel row of 3 taps, unit stride and dilation), input pixel
+ * i of a kernel row's window meets tap kw at output pixel i - kw: each is loaded once for the
+ * row's taps, not once a tap. v, px, inside and slide are constants where it is inlined. */
 static inline __attribute__((always_inline)) FUSED void
 dw_strip(const dw_plan *p, int64_t n, int64_t oh, int64_t ow0, int64_t npx, const int64_t *cv,
-         const int64_t *first, const int64_t *own, int v, int px, bool inside)
+         const int64_t *first, const int64_t *own, int v, int px, bool inside, int slide)
 {
     const conv_geom *g = p->g;
     vf acc[DACC], b[4] = {{0}};
@@ -83,6 +87,28 @@ dw_strip(const dw_plan *p, int64_t n, int64_t oh, int64_t ow0, int64_t npx, cons
             continue;
         }
         const float *xrow = p->x + (n * g->h + ih) * g->w * g->c;
+        if (slide) {
+            vf wr[3 * 4]; /* wr[kw * v + j]: the row's taps */
+            for (int kw = 0; kw < slide; kw++) {
+                for (int j = 0; j < v; j++) {
+                    memcpy(&wr[kw * v + j], p->wp + (kh * slide + kw) * g->c + cv[j], sizeof(vf));
+                }
+            }
+            const float *xp = xrow + (ow0 - g->pw) * g->c;
+#pragma GCC unroll 32
+            for (int i = 0; i < px + slide - 1; i++, xp += g->c) {
+                for (int j = 0; j < v; j++) {
+                    vf xv;
+                    memcpy(&xv, xp + cv[j], sizeof(vf));
+                    for (int kw = 0; kw < slide; kw++) {
+                        if (i - kw >= 0 && i - kw < px) {
+                            acc[(i - kw) * v + j] += xv * wr[kw * v + j];
+                        }
+                    }
+                }
+            }
+            continue;
+        }
         for (int64_t kw = 0; kw < g->kw; kw++) {
             const float *wt = p->wp + (kh * g->kw + kw) * g->c;
             vf wv[4];
@@ -155,7 +181,7 @@ prefetch_below(const dw_plan *p, int64_t n, int64_t oh, int64_t iw0, int64_t iw1
  * strips of px, tested, were 40% of the time of MobileNet's (32, 32, 56, 56) 3x3: two strips of
  * five.) v and px are constants where it is inlined. */
 static inline __attribute__((always_inline)) FUSED void
-dw_row(const dw_plan *p, int64_t item, int v, int px)
+dw_row(const dw_plan *p, int64_t item, int v, int px, int slide)
 {
     const conv_geom *g = p->g;
     const int64_t cb = item % p->cblocks, r = item / p->cblocks, n = r / g->oh, oh = r % g->oh;
@@ -168,20 +194,33 @@ dw_row(const dw_plan *p, int64_t item, int v, int px)
     if (hi - lo < px) {
         for (int64_t ow0 = 0; ow0 < g->ow; ow0 += px) {
             const int64_t npx = g->ow - ow0 < px ? g->ow - ow0 : px;
-            dw_strip(p, n, oh, ow0, npx, cv, first, own, v, px, false);
+            dw_strip(p, n, oh, ow0, npx, cv, first, own, v, px, false, 0);
         }
         return;
     }
     for (int64_t ow0 = lo; ow0 < hi; ow0 += px) {
         const int64_t at = ow0 + px <= hi ? ow0 : hi - px;
         prefetch_below(p, n, oh, at * g->sw - g->pw, (at + px) * g->sw - g->pw);
-        dw_strip(p, n, oh, at, px, cv, first, own, v, px, true);
+        dw_strip(p, n, oh, at, px, cv, first, own, v, px, true, slide);
     }
     for (int64_t ow = 0; ow < lo; ow++) {
-        dw_strip(p, n, oh, ow, 1, cv, first, own, v, 1, false);
+        dw_strip(p, n, oh, ow, 1, cv, first, own, v, 1, false, 0);
     }
     for (int64_t ow = hi; ow < g->ow; ow++) {
-        dw_strip(p, n, oh, ow, 1, cv, first, own, v, 1, false);
+        dw_strip(p, n, oh, ow, 1, cv, first, own, v, 1, false, 0);
+    }
+}
+
+/* An item of a kernel whose rows' taps load each input pixel once (slide) */
+MT_SIMD_CLONES FUSED static void
+dw_item_slide(const dw_plan *p, int64_t item)
+{
+    if (p->v == 4) {
+        dw_row(p, item, 4, DACC / 4, 3);
+    } else if (p->v == 2) {
+        dw_row(p, item, 2, DACC / 2, 3);
+    } else {
+        dw_row(p, item, 1, DACC, 3);
     }
 }
 
@@ -189,11 +228,11 @@ MT_SIMD_CLONES FUSED static void
 dw_item(const dw_plan *p, int64_t item)
 {
     if (p->v == 4) {
-        dw_row(p, item, 4, DACC / 4);
+        dw_row(p, item, 4, DACC / 4, 0);
     } else if (p->v == 2) {
-        dw_row(p, item, 2, DACC / 2);
+        dw_row(p, item, 2, DACC / 2, 0);
     } else {
-        dw_row(p, item, 1, DACC);
+        dw_row(p, item, 1, DACC, 0);
     }
 }
 
@@ -230,10 +269,15 @@ mt_cpu_conv_dw(const float *x, const float *w, const float *bias, float *out, bo
     p.wp = wp;
     p.zeros = wp + p.taps * g->c;
     const int64_t items = g->n * g->oh * p.cblocks;
+    const bool slide = g->kw == 3 && g->sw == 1 && g->dw == 1;
     const int parts = mt_parallel_parts(items * g->ow * p.taps * p.v * DW, 65536);
 #pragma omp parallel for num_threads(parts) schedule(static)
     for (int64_t i = 0; i < items; i++) {
-        dw_item(&p, i);
+        if (slide) {
+            dw_item_slide(&p, i);
+        } else {
+            dw_item(&p, i);
+        }
     }
     mt_tensor_clear(&packed);
     return MT_OK;
