@@ -211,29 +211,31 @@ dw_row(const dw_plan *p, int64_t item, int v, int px, int slide)
     }
 }
 
-/* An item of a kernel whose rows' taps load each input pixel once (slide) */
-MT_SIMD_CLONES FUSED static void
-dw_item_slide(const dw_plan *p, int64_t item)
+/* Work item `item` with the plan's vectors a block; slide as dw_strip's, a constant where it is
+ * inlined */
+static inline __attribute__((always_inline)) FUSED void
+dw_item_with(const dw_plan *p, int64_t item, int slide)
 {
     if (p->v == 4) {
-        dw_row(p, item, 4, DACC / 4, 3);
+        dw_row(p, item, 4, DACC / 4, slide);
     } else if (p->v == 2) {
-        dw_row(p, item, 2, DACC / 2, 3);
+        dw_row(p, item, 2, DACC / 2, slide);
     } else {
-        dw_row(p, item, 1, DACC, 3);
+        dw_row(p, item, 1, DACC, slide);
     }
 }
 
 MT_SIMD_CLONES FUSED static void
 dw_item(const dw_plan *p, int64_t item)
 {
-    if (p->v == 4) {
-        dw_row(p, item, 4, DACC / 4, 0);
-    } else if (p->v == 2) {
-        dw_row(p, item, 2, DACC / 2, 0);
-    } else {
-        dw_row(p, item, 1, DACC, 0);
-    }
+    dw_item_with(p, item, 0);
+}
+
+/* an item of a kernel of 3 taps a row, unit stride and dilation */
+MT_SIMD_CLONES FUSED static void
+dw_item_slide(const dw_plan *p, int64_t item)
+{
+    dw_item_with(p, item, 3);
 }
 
 /* The vectors of channels and how many an item takes: 4, 2 or 1, dividing them (so that only
