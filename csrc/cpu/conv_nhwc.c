@@ -309,14 +309,15 @@ weight_direct_nhwc(const float *go, const float *x, float *gw, const conv3_geom 
  * output channels side by side) and broadcasts the channel's value at each of its xp pixels (a
  * pixel whose input lies in the padding, or past the last, reads a row of zeros). xv is 4 (64
  * channels, 6 pixels: 10 loads for 24 multiply-adds) where a group has more than 32 output
- * channels, 2 (32 channels, 8 pixels) where it has 17 to 32, else 1 (16 channels, 12 pixels).
+ * channels, 2 (32 channels, 8 pixels) where it has 17 to 32, else 1 (16 channels, 8 pixels).
  * conv2d's input gradient with unit strides runs here as the convolution of grad_output with the
  * flipped weight (conv_backward.c). */
 
 #define XACC 24 /* most vectors of sums of an item: xp * xv */
-#define XP1 12 /* pixels of an item with one vector (24: their pointers outnumber the registers) */
-/* pixels of an item with two vectors: 8 took 11.0 ms where 12 took 11.9-12.0 on a channels-last
- * (8, 64, 56, 56) 3x3 with 2 groups, one thread */
+/* pixels of an item with one vector, and with two: 8 each (on a channels-last (8, 64, 56, 56)
+ * 3x3 with 4 groups 8.1-8.2 ms where 12 took 8.6-9.0, with 2 groups 11.3-11.6 where 12 took
+ * 11.9-12.2, one thread; with 24 their pointers outnumber the registers) */
+#define XP1 8
 #define XP2 8
 /* Most floats of a kernel row's run (KW*C, one group) that a pixel at a row's edge copies, in
  * items of one vector of output channels: few input channels, whose runs are short, where the
