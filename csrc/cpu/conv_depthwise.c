@@ -19,7 +19,9 @@
 #include "cpu/loops.h"
 
 #define DW 16   /* channels of a vector: one AVX-512 register of float */
-#define DACC 24 /* vectors of sums of a forward item: pixels x vectors of channels */
+/* vectors of sums of a forward strip, pixels x vectors of channels: 16 took 2.0-2.5 ms where 24
+ * took 2.6-2.8 on MobileNet's stride-2 (32, 64, 56, 56) 3x3, one thread (12 about as 16) */
+#define DACC 16
 /* Most bytes of grad_output and x rows of one chunk of rows in the weight's gradient: in L2 */
 #define DW_CHUNK_BYTES (512 << 10)
 
@@ -54,33 +56,83 @@ vec_at(const dw_plan *p, int64_t cb, int j, int64_t *first, int64_t *own)
     return at;
 }
 
-/* acc[q * v + j] += the sums of output pixel (n, oh, ow0 + q), channels cv[j] .. cv[j] + DW - 1,
- * for the npx pixels of a strip of px; inside: every tap of every pixel reads inside the row (no
- * test). v, px and inside are constants where it is inlined. */
+/* Output pixels ow0 .. ow0 + npx - 1 of output row (n, oh), channels cv[j] .. cv[j] + DW - 1 of
+ * the v vectors: their sums in px * v vectors of registers, then stored (a vector that overlaps
+ * the one before it, own[j] < DW lanes its own, through memory). inside: every tap of every
+ * pixel reads inside the row, so no test, and one pointer steps the stride from pixel to pixel
+ * (the compiler then addresses the pixels from two registers; a pointer a pixel outnumbered the
+ * registers and went through the stack); otherwise a pixel in the padding, or past npx, reads
+ * zeros. With slide (3: inside, a kernel row of 3 taps, unit stride and dilation), input pixel
+ * i of a kernel row's window meets tap kw at output pixel i - kw: each is loaded once for the
+ * row's taps, not once a tap. v, px, inside and slide are constants where it is inlined. */
 static inline __attribute__((always_inline)) FUSED void
-strip_sums(const dw_plan *p, vf *acc, int64_t n, int64_t oh, int64_t ow0, int64_t npx,
-           const int64_t *cv, int v, int px, bool inside)
+dw_strip(const dw_plan *p, int64_t n, int64_t oh, int64_t ow0, int64_t npx, const int64_t *cv,
+         const int64_t *first, const int64_t *own, int v, int px, bool inside, int slide)
 {
     const conv_geom *g = p->g;
+    vf acc[DACC], b[4] = {{0}};
+    for (int j = 0; j < v && p->bias; j++) {
+        memcpy(&b[j], p->bias + cv[j], sizeof(vf));
+    }
+    /* unrolled, so that acc's indices are constants and acc stays in registers */
+#pragma GCC unroll 24
+    for (int q = 0; q < px; q++) {
+        for (int j = 0; j < v; j++) {
+            acc[q * v + j] = b[j];
+        }
+    }
     for (int64_t kh = 0; kh < g->kh; kh++) {
         const int64_t ih = oh * g->sh + kh * g->dh - g->ph;
         if (ih < 0 || ih >= g->h) {
             continue;
         }
         const float *xrow = p->x + (n * g->h + ih) * g->w * g->c;
+        if (slide) {
+            vf wr[3 * 4]; /* wr[kw * v + j]: the row's taps */
+            for (int kw = 0; kw < slide; kw++) {
+                for (int j = 0; j < v; j++) {
+                    memcpy(&wr[kw * v + j], p->wp + (kh * slide + kw) * g->c + cv[j], sizeof(vf));
+                }
+            }
+            const float *xp = xrow + (ow0 - g->pw) * g->c;
+#pragma GCC unroll 32
+            for (int i = 0; i < px + slide - 1; i++, xp += g->c) {
+                for (int j = 0; j < v; j++) {
+                    vf xv;
+                    memcpy(&xv, xp + cv[j], sizeof(vf));
+                    for (int kw = 0; kw < slide; kw++) {
+                        if (i - kw >= 0 && i - kw < px) {
+                            acc[(i - kw) * v + j] += xv * wr[kw * v + j];
+                        }
+                    }
+                }
+            }
+            continue;
+        }
         for (int64_t kw = 0; kw < g->kw; kw++) {
             const float *wt = p->wp + (kh * g->kw + kw) * g->c;
             vf wv[4];
             for (int j = 0; j < v; j++) {
                 memcpy(&wv[j], wt + cv[j], sizeof(vf));
             }
-            /* unrolled, so that acc's indices are constants and acc stays in registers */
+            /* pixel q reads input pixel iw0 + q*sw */
+            const int64_t iw0 = ow0 * g->sw + kw * g->dw - g->pw;
+            if (inside) {
+                const float *xp = xrow + iw0 * g->c;
+#pragma GCC unroll 24
+                for (int q = 0; q < px; q++, xp += g->sw * g->c) {
+                    for (int j = 0; j < v; j++) {
+                        vf xv;
+                        memcpy(&xv, xp + cv[j], sizeof(vf));
+                        acc[q * v + j] += xv * wv[j];
+                    }
+                }
+                continue;
+            }
 #pragma GCC unroll 24
             for (int q = 0; q < px; q++) {
-                /* a pixel in the padding, or past the row's last, reads zeros */
-                const int64_t iw = (ow0 + q) * g->sw + kw * g->dw - g->pw;
-                const float *xp = inside || (q < npx && iw >= 0 && iw < g->w) ? xrow + iw * g->c
-                                                                              : p->zeros;
+                const int64_t iw = iw0 + q * g->sw;
+                const float *xp = q < npx && iw >= 0 && iw < g->w ? xrow + iw * g->c : p->zeros;
                 for (int j = 0; j < v; j++) {
                     vf xv;
                     memcpy(&xv, xp + cv[j], sizeof(vf));
@@ -89,66 +141,101 @@ strip_sums(const dw_plan *p, vf *acc, int64_t n, int64_t oh, int64_t ow0, int64_
             }
         }
     }
+    float *dst = p->out + ((n * g->oh + oh) * g->ow + ow0) * g->c;
+#pragma GCC unroll 24
+    for (int q = 0; q < px; q++, dst += g->c) {
+        for (int j = 0; j < v && q < npx; j++) {
+            if (own[j] == DW) {
+                memcpy(dst + first[j], &acc[q * v + j], sizeof(vf));
+                continue;
+            }
+            float part[DW];
+            memcpy(part, &acc[q * v + j], sizeof(vf));
+            memcpy(dst + first[j], part + (first[j] - cv[j]), (size_t)own[j] * sizeof(float));
+        }
+    }
 }
 
-/* Work item `item`: output row r = (n, oh), channel block cb of v vectors, px output pixels a
- * strip (v * px = DACC); v and px are constants where it is inlined. */
+/* Prefetches into L2 input pixels [iw0, iw1) of the rows below output row oh's window, which
+ * the next output row reads: they come from memory while this row computes (MobileNet's
+ * stride-2 (32, 64, 56, 56) 3x3 took 2.6 ms with it, 3.2 without, one thread). */
+static inline void
+prefetch_below(const dw_plan *p, int64_t n, int64_t oh, int64_t iw0, int64_t iw1)
+{
+    const conv_geom *g = p->g;
+    const int64_t last = oh * g->sh + (g->kh - 1) * g->dh - g->ph;
+    iw0 = iw0 < 0 ? 0 : iw0;
+    iw1 = iw1 > g->w ? g->w : iw1;
+    for (int64_t ih = last + 1 < 0 ? 0 : last + 1; ih <= last + g->sh && ih < g->h; ih++) {
+        const float *row = p->x + (n * g->h + ih) * g->w * g->c;
+        for (int64_t at = iw0 * g->c; at < iw1 * g->c; at += 64 / sizeof(float)) {
+            __builtin_prefetch(row + at, 0, 2);
+        }
+    }
+}
+
+/* Work item `item`: output row r = (n, oh), channel block cb of v vectors. The pixels whose
+ * every tap reads inside the row go px at a time (v * px = DACC), a last strip overlapping the
+ * one before it (its pixels computed twice, stored alike), the others, at the row's edges, one
+ * at a time; a row with fewer than px inside pixels goes px at a time, tested. (The edges as
+ * strips of px, tested, were 40% of the time of MobileNet's (32, 32, 56, 56) 3x3: two strips of
+ * five.) v and px are constants where it is inlined. */
 static inline __attribute__((always_inline)) FUSED void
-dw_row(const dw_plan *p, int64_t item, int v, int px)
+dw_row(const dw_plan *p, int64_t item, int v, int px, int slide)
 {
     const conv_geom *g = p->g;
     const int64_t cb = item % p->cblocks, r = item / p->cblocks, n = r / g->oh, oh = r % g->oh;
-    int64_t cv[4], first[4], own[4];
+    int64_t cv[4], first[4], own[4], lo, hi, l, h;
     for (int j = 0; j < v; j++) {
         cv[j] = vec_at(p, cb, j, &first[j], &own[j]);
     }
-    for (int64_t ow0 = 0; ow0 < g->ow; ow0 += px) {
-        const int64_t npx = g->ow - ow0 < px ? g->ow - ow0 : px;
-        vf acc[DACC], b[4] = {{0}};
-        for (int j = 0; j < v && p->bias; j++) {
-            memcpy(&b[j], p->bias + cv[j], sizeof(vf));
+    mt_conv_inside(-g->pw, g->sw, g->w, g->ow, &lo, &h);
+    mt_conv_inside((g->kw - 1) * g->dw - g->pw, g->sw, g->w, g->ow, &l, &hi);
+    if (hi - lo < px) {
+        for (int64_t ow0 = 0; ow0 < g->ow; ow0 += px) {
+            const int64_t npx = g->ow - ow0 < px ? g->ow - ow0 : px;
+            dw_strip(p, n, oh, ow0, npx, cv, first, own, v, px, false, 0);
         }
-#pragma GCC unroll 24
-        for (int q = 0; q < px; q++) {
-            for (int j = 0; j < v; j++) {
-                acc[q * v + j] = b[j];
-            }
-        }
-        /* a strip whose pixels read inside the row at every tap: no test per pixel and tap */
-        if (npx == px && ow0 * g->sw - g->pw >= 0 &&
-            (ow0 + px - 1) * g->sw + (g->kw - 1) * g->dw - g->pw < g->w) {
-            strip_sums(p, acc, n, oh, ow0, npx, cv, v, px, true);
-        } else {
-            strip_sums(p, acc, n, oh, ow0, npx, cv, v, px, false);
-        }
-        /* q and j constant once unrolled (acc stays in registers): whole vectors stored as
-         * such, a last partial one through memory */
-#pragma GCC unroll 24
-        for (int q = 0; q < px; q++) {
-            float *dst = p->out + (r * g->ow + ow0 + q) * g->c;
-            for (int j = 0; j < v && q < npx; j++) {
-                if (own[j] == DW) {
-                    memcpy(dst + first[j], &acc[q * v + j], sizeof(vf));
-                    continue;
-                }
-                float part[DW];
-                memcpy(part, &acc[q * v + j], sizeof(vf));
-                memcpy(dst + first[j], part + (first[j] - cv[j]), (size_t)own[j] * sizeof(float));
-            }
-        }
+        return;
+    }
+    for (int64_t ow0 = lo; ow0 < hi; ow0 += px) {
+        const int64_t at = ow0 + px <= hi ? ow0 : hi - px;
+        prefetch_below(p, n, oh, at * g->sw - g->pw, (at + px) * g->sw - g->pw);
+        dw_strip(p, n, oh, at, px, cv, first, own, v, px, true, slide);
+    }
+    for (int64_t ow = 0; ow < lo; ow++) {
+        dw_strip(p, n, oh, ow, 1, cv, first, own, v, 1, false, 0);
+    }
+    for (int64_t ow = hi; ow < g->ow; ow++) {
+        dw_strip(p, n, oh, ow, 1, cv, first, own, v, 1, false, 0);
+    }
+}
+
+/* Work item `item` with the plan's vectors a block; slide as dw_strip's, a constant where it is
+ * inlined */
+static inline __attribute__((always_inline)) FUSED void
+dw_item_with(const dw_plan *p, int64_t item, int slide)
+{
+    if (p->v == 4) {
+        dw_row(p, item, 4, DACC / 4, slide);
+    } else if (p->v == 2) {
+        dw_row(p, item, 2, DACC / 2, slide);
+    } else {
+        dw_row(p, item, 1, DACC, slide);
     }
 }
 
 MT_SIMD_CLONES FUSED static void
 dw_item(const dw_plan *p, int64_t item)
 {
-    if (p->v == 4) {
-        dw_row(p, item, 4, DACC / 4);
-    } else if (p->v == 2) {
-        dw_row(p, item, 2, DACC / 2);
-    } else {
-        dw_row(p, item, 1, DACC);
-    }
+    dw_item_with(p, item, 0);
+}
+
+/* an item of a kernel of 3 taps a row, unit stride and dilation */
+MT_SIMD_CLONES FUSED static void
+dw_item_slide(const dw_plan *p, int64_t item)
+{
+    dw_item_with(p, item, 3);
 }
 
 /* The vectors of channels and how many an item takes: 4, 2 or 1, dividing them (so that only
@@ -184,10 +271,15 @@ mt_cpu_conv_dw(const float *x, const float *w, const float *bias, float *out, bo
     p.wp = wp;
     p.zeros = wp + p.taps * g->c;
     const int64_t items = g->n * g->oh * p.cblocks;
+    const bool slide = g->kw == 3 && g->sw == 1 && g->dw == 1;
     const int parts = mt_parallel_parts(items * g->ow * p.taps * p.v * DW, 65536);
 #pragma omp parallel for num_threads(parts) schedule(static)
     for (int64_t i = 0; i < items; i++) {
-        dw_item(&p, i);
+        if (slide) {
+            dw_item_slide(&p, i);
+        } else {
+            dw_item(&p, i);
+        }
     }
     mt_tensor_clear(&packed);
     return MT_OK;

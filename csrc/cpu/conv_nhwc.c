@@ -309,12 +309,16 @@ weight_direct_nhwc(const float *go, const float *x, float *gw, const conv3_geom 
  * output channels side by side) and broadcasts the channel's value at each of its xp pixels (a
  * pixel whose input lies in the padding, or past the last, reads a row of zeros). xv is 4 (64
  * channels, 6 pixels: 10 loads for 24 multiply-adds) where a group has more than 32 output
- * channels, 2 (32 channels, 12 pixels) where it has 17 to 32, else 1 (16 channels, 12 pixels).
+ * channels, 2 (32 channels, 8 pixels) where it has 17 to 32, else 1 (16 channels, 8 pixels).
  * conv2d's input gradient with unit strides runs here as the convolution of grad_output with the
  * flipped weight (conv_backward.c). */
 
-#define XACC 24 /* vectors of sums of an item: xp * xv (xv = 2 or 4) */
-#define XP1 12 /* pixels of an item with one vector (24: their pointers outnumber the registers) */
+#define XACC 24 /* most vectors of sums of an item: xp * xv */
+/* pixels of an item with one vector, and with two: 8 each (on a channels-last (8, 64, 56, 56)
+ * 3x3 with 4 groups 8.1-8.2 ms where 12 took 8.6-9.0, with 2 groups 11.3-11.6 where 12 took
+ * 11.9-12.2, one thread; with 24 their pointers outnumber the registers) */
+#define XP1 8
+#define XP2 8
 /* Most floats of a kernel row's run (KW*C, one group) that a pixel at a row's edge copies, in
  * items of one vector of output channels: few input channels, whose runs are short, where the
  * taps one by one cost more than the copy (conv3d (8, 4, 16^3) with 16 3x3x3 filters: 3.6 ->
@@ -446,7 +450,7 @@ conv_nhwc_item(const conv_nhwc *p, int64_t item)
     if (p->xv == 4) {
         item_sums(p, item, 4, XACC / 4);
     } else if (p->xv == 2) {
-        item_sums(p, item, 2, XACC / 2);
+        item_sums(p, item, 2, XP2);
     } else {
         item_sums(p, item, 1, XP1);
     }
@@ -509,7 +513,7 @@ conv_ndhwc(const float *x, const float *w, const float *bias, float *out, bool f
     p.xv = p.og > 2 * DW ? 4 : p.og > DW ? 2 : 1;
     p.ogp = (p.og + p.xv * DW - 1) / (p.xv * DW) * (p.xv * DW);
     p.oblocks = p.ogp / (p.xv * DW);
-    const int64_t px = p.xv == 1 ? XP1 : XACC / p.xv;
+    const int64_t px = p.xv == 1 ? XP1 : p.xv == 2 ? XP2 : XACC / p.xv;
     p.xblocks = (g->n * g3->od * g->oh * g->ow + px - 1) / px;
     const int64_t taps = g3->kd * g->kh * g->kw, np = g->groups * taps * p.cg * p.ogp;
     mt_tensor *packed = NULL;
