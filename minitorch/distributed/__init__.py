@@ -174,6 +174,9 @@ class ProcessGroup:
         # the collectives' cross-rank checks (Work): on a communicator of their own, made here
         # while every member is in the call that makes the group
         self._checks = comm.Dup() if comm is not None else None
+        # a collective of the group timed out: its requests stay pending on the peers, so every
+        # later call raises at once (PyTorch's gloo closes the group's pairs)
+        self._aborted = False
 
     def rank(self) -> int:
         return self._comm.Get_rank()
@@ -666,6 +669,9 @@ class _comm_event:
 
 # ---- Work ----
 
+_CLOSED = "Application timeout caused pair closure"  # PyTorch's gloo, on every call after a timeout
+
+
 def _fail(pg: "ProcessGroup", what: str, detail: str, broken: bool = True) -> "DistBackendError":
     """The error of a failed collective; broken: its requests may never complete (a timeout, a
     dead peer), so the process must not wait in MPI_Finalize at exit."""
@@ -675,11 +681,25 @@ def _fail(pg: "ProcessGroup", what: str, detail: str, broken: bool = True) -> "D
                             f"failed: {detail}")
 
 
+def _timed_out(pg: "ProcessGroup", what: str) -> "DistBackendError":
+    """The error of a collective that timed out; the group is aborted from now on (_abort_check)."""
+    pg._aborted = True
+    return _fail(pg, what, f"timed out after {pg._timeout.total_seconds():g} s (a peer process died, or did "
+                           f"not call {what} with this group)")
+
+
+def _abort_check(pg: "ProcessGroup", what: str) -> None:
+    """Raises at once on a group aborted by a timeout, as PyTorch's gloo does on every call after
+    one (the peers' side of the timed-out collective can never match again)."""
+    if getattr(pg, "_aborted", False):
+        raise _fail(pg, what, _CLOSED)
+
+
 def _wait_requests(pg: "ProcessGroup", what: str, reqs, deadline: float, statuses=None) -> None:
     """Polls the requests (MPICH progresses them inside MPI_Test) until done or past deadline: a
     busy poll for the first millisecond, then back to this rank's CPU (_back_to_own_cpu) and
     yielding the core between polls (the ranks may share cores), then polls 1 ms apart once it
-    has lasted 50 ms."""
+    has lasted 50 ms. On a group aborted by a timeout (this one's or an earlier one's) raises at once."""
     global _broken
     MPI = _mpi()
     t0 = time.monotonic()
@@ -688,10 +708,10 @@ def _wait_requests(pg: "ProcessGroup", what: str, reqs, deadline: float, statuse
         while True:
             if MPI.Request.Testall(reqs, statuses):
                 return
+            _abort_check(pg, what)
             now = time.monotonic()
             if now > deadline:
-                raise _fail(pg, what, f"timed out after {pg._timeout.total_seconds():g} s (a peer process "
-                                      f"died, or did not call {what} with this group)")
+                raise _timed_out(pg, what)
             if now - t0 > 0.001:
                 if not homed:
                     homed = True
@@ -818,6 +838,9 @@ class _Check:
         self.mine = np.asarray(signature, dtype=np.int64)
         self.table = np.empty((pg.size(), self.mine.size), dtype=np.int64)
         self.agree = agree
+        self.req = None
+        if getattr(pg, "_aborted", False):  # its work fails at once (_Queue.advance, wait)
+            return
         MPI = _mpi()
         try:
             self.req = pg._checks.Iallgather(self.mine, self.table)
@@ -836,6 +859,7 @@ class _Check:
 
     def wait(self) -> None:
         """Blocks until the check came back (at most the group's timeout); raises when it failed."""
+        _abort_check(self.pg, self.what)
         _wait_requests(self.pg, self.what, [self.req], time.monotonic() + self.pg._timeout.total_seconds())
         err = self.verdict()
         if err is not None:
@@ -856,6 +880,12 @@ class _Queue:
         MPI = _mpi()
         while self.works:
             head = self.works[0]
+            if getattr(self.pg, "_aborted", False):  # never started, and never will be: each raises at its wait()
+                self.works.pop(0)
+                head._check = None
+                head._error = _fail(self.pg, head._what, _CLOSED)
+                head._done = True
+                continue
             if head._check is not None:
                 waiting = through is not None and through in self.works
                 try:
@@ -899,7 +929,9 @@ def _issue(pg, what: str, start, finish=None, async_op: bool = False, check=None
         if check is not None and not isinstance(check, _Check) and pg.size() > 1:
             check = _Check(pg, what, check)
         work = Work(pg, what, start, finish, check if isinstance(check, _Check) else None)
-        if p2p:
+        if getattr(pg, "_aborted", False):  # a Work that raises at wait(), as PyTorch's gloo
+            work._check, work._error, work._done = None, _fail(pg, what, _CLOSED), True
+        elif p2p:
             work._begin()
         else:
             _queue(pg).add(work)
@@ -924,6 +956,7 @@ def _retained(work: Work) -> Work:
 def _check_across(pg, what: str, signature: List[int]) -> None:
     """Every rank must pass the same signature (numbers of elements, dtype codes): raises, on every
     rank alike, when some rank differs (a blocking _Check)."""
+    _abort_check(pg, what)
     if pg.size() > 1:
         _Check(pg, what, signature).wait()
 

@@ -4,7 +4,7 @@ memory) called on each tensor's own device memory, on its device's current strea
 
 A process group of backend "nccl" keeps its MPI communicator for what is not a CUDA tensor
 (CPU tensors, objects, the check that every rank passed the same sizes, once per group and
-signature: _check_once) and makes one NCCL communicator per device at its first CUDA collective
+signature: _signature_check) and makes one NCCL communicator per device at its first CUDA collective
 there, as PyTorch does: group rank 0's ncclGetUniqueId goes to the others through the group's
 store (init_method tcp:// or file://, or store=), else over MPI, and each calls ncclCommInitRank.
 A collective is enqueued on the stream and returns, as PyTorch's; what must follow it (a copy
@@ -128,6 +128,8 @@ def communicator(pg, device: int) -> Communicator:
 
 
 def free_all(pg, abort: bool = False) -> None:
+    if not abort and pg.__dict__.get("_nccl_comms"):
+        dist._flush(pg)  # the collectives still queued for their checks go out first
     for c in pg.__dict__.pop("_nccl_comms", {}).values():
         try:
             c.free(abort)
@@ -185,20 +187,25 @@ def _contiguous(t):
 
 
 class NcclWork(dist.Work):
-    """A collective enqueued on a stream: an event recorded after it; wait() blocks the host until
-    the event passed, at most the group's timeout (PyTorch's blocking wait)."""
+    """A collective for NCCL: queued on its group in call order (dist._Queue, shared with the
+    group's MPI collectives) until its cross-rank check, when it has one, came back equal on every
+    rank; then launched on its device's current stream, with an event recorded after it. wait()
+    starts what precedes it in the queue, then blocks the host until the event passed, at most the
+    group's timeout (PyTorch's blocking wait)."""
 
-    def __init__(self, pg, what: str, comm: Communicator) -> None:
+    def __init__(self, pg, what: str, comm: Communicator, launch, check=None, key=None) -> None:
         self._pg = pg
         self._what = what
         self._comm = comm
+        self._launch = launch  # runs the NCCL calls (and what follows them) on the stream
+        self._check = check  # a dist._Check, maybe shared with the earlier calls of the same signature
+        self._key = key  # the signature's key in the group's table (_signature_check)
+        self._reqs = None
         self._done = False
         self._finish = None
         self._error = None
+        self._event = None
         self._deadline = time.monotonic() + pg._timeout.total_seconds()
-        cuda = _cuda()
-        self._event = cuda.event_create(comm.device, False, False)
-        cuda.event_record(comm.device, self._event, cuda.current_stream(comm.device))
 
     def __del__(self) -> None:
         ev = getattr(self, "_event", None)
@@ -208,6 +215,31 @@ class NcclWork(dist.Work):
             except Exception:
                 pass
 
+    def _begin(self) -> None:
+        """Launches the calls (its check passed on every rank), or keeps the check's error."""
+        check, self._check = self._check, None
+        if check is not None:
+            self._error = check.verdict()
+            table = self._pg.__dict__.get("_nccl_checked", {})
+            if self._error is None and table.get(self._key) is check:
+                table[self._key] = None  # known good from now on
+        if self._error is not None:
+            self._done = True
+            return
+        cuda = _cuda()
+        with minitorch.cuda.device(self._comm.device):
+            self._launch()
+            self._event = cuda.event_create(self._comm.device, False, False)
+            cuda.event_record(self._comm.device, self._event, cuda.current_stream(self._comm.device))
+
+    def _raise_check_error(self) -> None:
+        """Raises the check's error; the signature leaves the group's table here, where every rank
+        raises it (the same point of the program), so that the tables stay alike."""
+        table = self._pg.__dict__.get("_nccl_checked", {})
+        if self._key in table and table[self._key] is not None:
+            del table[self._key]
+        raise self._error
+
     def _check_async(self) -> None:
         code, words = _cuda().nccl_async_error(self._comm.handle) if self._comm.handle else (0, "")
         if code:
@@ -215,6 +247,9 @@ class NcclWork(dist.Work):
 
     def is_completed(self) -> bool:
         if not self._done:
+            dist._queue(self._pg).advance()
+            if self._event is None:
+                return self._done  # still waiting for its check (or failed it: done)
             self._check_async()
             self._done = bool(_cuda().event_query(self._event))
         return self._done
@@ -222,8 +257,13 @@ class NcclWork(dist.Work):
     def wait(self, timeout=None) -> bool:
         deadline = self._deadline if timeout is None else min(self._deadline,
                                                               time.monotonic() + timeout.total_seconds())
+        if not self._done:
+            dist._queue(self._pg).advance(through=self, deadline=deadline)
+        if self._error is not None:
+            self._raise_check_error()
         while not self.is_completed():
             if time.monotonic() > deadline:
+                self._pg._aborted = True  # every later call on the group raises at once
                 raise _broken(self._pg, self._comm, self._what,
                               f"timed out after {self._pg._timeout.total_seconds():g} s (a peer process died, "
                               f"or did not call {self._what} with this group); the communicator was aborted")
@@ -263,38 +303,53 @@ def _run(pg, comm: Communicator, what: str, calls, after=None):
 
 def issue(pg, what: str, tensors: List, calls_fn, after=None, async_op: bool = False, check=None,
           nbytes: Optional[int] = None):
-    """One NCCL collective over the CUDA tensors: the cross-rank check (over MPI) when given and
-    new to this group, the calls calls_fn(comm) returns, then after; a NcclWork when async_op.
-    One Comm::<what> range of nbytes (this rank's message; by default tensors[0]'s bytes)."""
+    """One NCCL collective over the CUDA tensors: queued behind the group's earlier collectives and
+    the cross-rank check of its signature when new to the group (_signature_check), launched once
+    that came back (at once when nothing waits: the usual case past a training loop's first step);
+    calls_fn(comm) gives the calls, after what follows them on the stream. A NcclWork when async_op
+    (nothing here waits for the check), else None once launched. One Comm::<what> range of nbytes
+    (this rank's message; by default tensors[0]'s bytes)."""
     with dist._comm_event(what, dist._nbytes(tensors[0]) if nbytes is None else nbytes):
-        if check is not None:
-            _check_once(pg, what, check)
         dev = _device(pg, *tensors)
+        if getattr(pg, "_aborted", False):  # a timeout aborted the group: fails at once, or at wait()
+            if not async_op:
+                dist._abort_check(pg, what)
+            work = NcclWork(pg, what, None, None)
+            work._error, work._done = dist._fail(pg, what, dist._CLOSED), True
+            return work
+        chk, key = _signature_check(pg, what, check) if check is not None else (None, None)
         comm = communicator(pg, dev)
-        with minitorch.cuda.device(dev):
-            _run(pg, comm, what, calls_fn(comm), after)
-            work = NcclWork(pg, what, comm)
+        work = NcclWork(pg, what, comm, lambda: _run(pg, comm, what, calls_fn(comm), after), chk, key)
+        dist._queue(pg).add(work)
         if not async_op:
+            dist._queue(pg).advance(through=work, deadline=work._deadline)
+            if work._error is not None:
+                work._raise_check_error()
             work._check_async()
             return None
     return work
 
 
-def _check_once(pg, what: str, check: List[int]) -> None:
-    """The cross-rank check of a collective's sizes and dtypes, once per group for each signature
-    (the collective's name and its numbers): a training loop repeats the same few, and an MPI round
-    trip before every NCCL call would cost more than many of the calls themselves. PyTorch's
-    ProcessGroupNCCL checks nothing across ranks. Every rank keeps the same set (a signature joins
-    it only once every rank passed it), so ranks that differ for the first time all check and raise;
-    a rank passing a known signature while another passes a new one finds out by the timeout of
-    the other's check or of its NCCL call. The set is emptied, on every rank alike, past 4096."""
-    seen = pg.__dict__.setdefault("_nccl_checked", set())
+def _signature_check(pg, what: str, check: List[int]):
+    """(the cross-rank check of a collective's sizes and dtypes, its key): once per group for each
+    signature (the collective's name and its numbers), as a training loop repeats the same few and
+    an MPI round trip before every NCCL launch would cost more than many of the calls themselves;
+    PyTorch's ProcessGroupNCCL checks nothing across ranks. The group's table maps a signature to
+    its check while that is pending (later calls of the signature share it, and fail with it), to
+    None once it passed; a signature joins at the call and leaves where its failure is raised, both
+    points of the program every rank reaches alike, so every rank decides alike whether a call
+    checks (a rank passing a known signature while another passes a new one finds out by the
+    timeout of the other's check or of its NCCL call). The table is emptied past 4096."""
+    if pg.size() == 1:
+        return None, None
+    table = pg.__dict__.setdefault("_nccl_checked", {})
     key = (what, tuple(check))
-    if key not in seen:
-        dist._check_across(pg, what, check)
-        if len(seen) >= 4096:
-            seen.clear()
-        seen.add(key)
+    if key in table:
+        return table[key], key
+    if len(table) >= 4096:
+        table.clear()
+    chk = table[key] = dist._Check(pg, what, check)
+    return chk, key
 
 
 def _ptr(t) -> int:

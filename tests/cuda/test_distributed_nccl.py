@@ -85,6 +85,24 @@ def test_nccl_mismatched_shapes_raise_on_every_rank(tmp_path):
         assert int(res["checks_repeated"]) == 0
 
 
+def test_nccl_async_all_reduce_returns_before_the_peer_arrives(tmp_path):
+    """The check of a new signature's sizes does not block an async NCCL call: the collective is
+    launched once it came back (at wait() here); sizes that differ raise at wait() on every rank."""
+    run = ok(launch(tmp_path, 2, "async_comm.py", "overlap", "nccl", timeout=120))
+    for r in range(2):
+        res = run.result(r)
+        np.testing.assert_array_equal(res["sum"], np.full(1000, 3.0, np.float32))
+        assert float(res["bad_issue_s"]) < 0.5
+        assert "different sizes" in str(res["bad_error"]) and not bool(res["bad_success"])
+        np.testing.assert_array_equal(res["y"], np.full(5, 3.0, np.float32))
+        np.testing.assert_array_equal(res["z"], np.full(4, 10.0, np.float32))
+        np.testing.assert_array_equal(res["g"], [0, 0, 1, 1])
+    early = run.result(0)
+    assert float(early["issue_s"]) < 0.5  # rank 1 came 1.5 s later
+    assert not bool(early["completed_early"])
+    assert float(early["waited_s"]) > 1.0
+
+
 def test_nccl_on_the_asynchronous_emulated_device(tmp_path, monkeypatch):
     """MINITORCH_EMU_ASYNC=1: each stream's work runs on its own thread; an NCCL call first waits
     for the work queued before it on its stream (the collectives' script, 2 ranks)."""

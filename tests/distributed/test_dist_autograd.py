@@ -1,9 +1,9 @@
 """torch.distributed.autograd and DistributedOptimizer: two RPC workers started by mp.spawn run
 calls inside dist_autograd contexts (rpc_sync of builtins, a call that calls back its caller,
 rpc_async, replies holding dicts of tensors, remote() then to_here(), a parameter server whose
-inputs need no grad) and steps of DistributedOptimizer; the gradients every worker keeps and the
-parameters after the steps are compared line by line with PyTorch's run of the same script, as
-are the error messages."""
+inputs need no grad, two threads' contexts whose backward passes run at once) and steps of
+DistributedOptimizer; the gradients every worker keeps and the parameters after the steps are
+compared line by line with PyTorch's run of the same script, as are the error messages."""
 from pathlib import Path
 
 import pytest
@@ -30,6 +30,9 @@ def test_distributed_autograd_matches_pytorch():
     # what must hold without PyTorch to compare with: the gradients reached every worker
     assert "grad untouched True True" in got and "ps grad 1 None" not in text and "remote to_here None" not in text
     assert got[-1].startswith("after the context: Could not find autograd context with id: ")
+    # two threads' contexts at once: B's backward ran while A's waited on worker1 for it
+    assert "worker1 saw B done while A's backward waited [True]" in got
+    assert "concurrent A [8.0, -16.0]" in got and "concurrent B [27.0, 48.0]" in got
     torch = pytest.importorskip("torch")
     if not torch.distributed.rpc.is_available():
         return

@@ -85,3 +85,23 @@ def test_nccl_without_a_gpu_says_so():
     with pytest.raises(RuntimeError, match="ProcessGroupNCCL is only supported with GPUs, no GPUs found!"):
         dist.init_process_group("nccl", rank=0, world_size=1)
     assert not dist.is_initialized() and not dist.is_nccl_available()
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_a_timeout_aborts_the_group_as_pytorch_gloo(n):
+    """After a collective timed out, every later call on the group raises at once (an async one at
+    its wait()), with gloo's "Application timeout caused pair closure"; other groups work on; compared line by line with
+    PyTorch's run of the same script where torch is installed."""
+    from pathlib import Path
+
+    from launching import spawned_stdout
+
+    script = Path(__file__).resolve().parent / "scripts" / "after_timeout.py"
+    got = spawned_stdout(script, "minitorch", nprocs=n)
+    assert got[0] == "all_reduce RuntimeError timed out  took the timeout"
+    assert got[1:] == ["all_reduce again RuntimeError  closure at once", "broadcast RuntimeError  closure at once",
+                       "async all_reduce issued True", "async all_reduce RuntimeError  closure at once",
+                       "barrier RuntimeError  closure at once", "all_gather RuntimeError  closure at once",
+                       "default group all_reduce ok", f"sum {[float(n)] * 3}"]
+    pytest.importorskip("torch")
+    assert got == spawned_stdout(script, "torch", nprocs=n)

@@ -8,13 +8,16 @@ How a call joins the graph. The caller pickles the call with its tensors taken o
 persistent ids, as PyTorch's RPC pickler does) and records those that require grad; the callee
 turns each of them into a leaf that requires grad, remembers where it came from, runs the call
 with the context made current on its thread, and records the reply's tensors that require grad.
-On the caller, the reply's tensors become the outputs of one autograd node (`_RemoteCall`) whose
-inputs are the tensors sent: its backward sends the output gradients to the callee, which runs its
-part of the graph (autograd.grad over the leaves it reaches), keeps the gradients of its own leaves
-in its context and returns those of the leaves it received, which flow on into the caller's graph.
-A received leaf reached by a later call (a remote() whose value is fetched by to_here) has its
+On the caller, those of the reply become leaves too, each remembering its call. A worker's part
+of a backward is one local autograd.grad over the leaves it reaches; then, outside the engine, a
+reply's leaf with a gradient sends it to its callee, which runs its part from the reply's tensors
+and returns the gradients of the leaves it received, and the caller goes on from the tensors it
+sent with those (PyTorch's FAST mode: a part shared by several calls runs once per call). A
+received leaf reached by a later call (a remote() whose value is fetched by to_here) has its
 gradient pushed back to the worker that sent it, which carries the backward on from there. Every
-step is a blocking RPC inside the backward call, so backward returns once all workers are done.
+step is a blocking RPC made by the backward call, so backward returns once all workers are done.
+No thread waits for another worker inside the local engine, so several threads of a worker run
+backward passes of their own contexts at once, as PyTorch's do.
 
 A callee keeps its graphs until the context ends: a second backward in the same context is
 allowed there as PyTorch's retain_graph=True would be; retain_graph applies to the caller's own graph.
@@ -24,7 +27,6 @@ from __future__ import annotations
 import io
 import itertools
 import pickle
-import queue
 import threading
 from typing import Dict, List, Optional
 
@@ -55,6 +57,8 @@ class DistAutogradContext:
         self._sent: Dict[tuple, list] = {}  # call key -> the tensors this worker sent requiring grad
         self._calls: Dict[tuple, tuple] = {}  # call key -> (leaves received, reply tensors requiring grad)
         self._origin: Dict[int, tuple] = {}  # id(received leaf) -> (leaf, sender, call key, index)
+        self._replies: Dict[int, tuple] = {}  # id(reply's leaf) -> (leaf, callee, call key, index)
+        self._calls_out: Dict[tuple, list] = {}  # call key -> the reply's leaves (this worker the caller)
 
     def _context_id(self) -> int:
         return self._id
@@ -181,17 +185,6 @@ def backward(context_id: int, roots: List, retain_graph: bool = False) -> None:
 
 # -- the graph on this worker --
 
-_anchor_leaf = None
-
-
-def _anchor():
-    """A leaf that requires grad, an input of every _RemoteCall node, so that the reply's tensors
-    require grad even when no tensor sent did (a parameter server's output for plain inputs)."""
-    global _anchor_leaf
-    if _anchor_leaf is None:
-        _anchor_leaf = minitorch.zeros((), requires_grad=True)
-    return _anchor_leaf
-
 
 def _leaves(roots) -> list:
     """The leaves that require grad reached from roots (roots that are leaves included), in the
@@ -216,123 +209,47 @@ def _leaves(roots) -> list:
             found.setdefault(id(leaf), leaf)
             continue
         stack.extend(nxt for nxt, _ in node.next_functions)
-    return [t for t in found.values() if t is not _anchor_leaf]
+    return list(found.values())
 
 
 def _local_backward(ctx: DistAutogradContext, roots: list, grads: list, want, retain_graph: bool) -> list:
     """Runs this worker's part of the backward from roots with grads: the leaves reached keep
-    their gradients in ctx, or (received leaves) send them back to their sender; returns the
+    their gradients in ctx, or (received leaves) send them back to their sender, or (a reply's
+    leaves) go to their callee, the backward going on here from what was sent to it; returns the
     gradients of the tensors in want (None where none reached them)."""
     pairs = [(r, g) for r, g in zip(roots, grads) if g is not None]
     targets = {id(t): t for t in _leaves([r for r, _ in pairs])}
     for t in want:
         targets.setdefault(id(t), t)
-    # the anchor too: the engine runs only the nodes on a path to a requested input, and a call
-    # whose reply needed no tensor of this worker leads only to the anchor
-    anchor = _anchor()
-    targets.setdefault(id(anchor), anchor)
     out = {id(t): None for t in want}
-    if pairs:
-        leaves = list(targets.values())
-        computed = minitorch.autograd.grad([r for r, _ in pairs], leaves, grad_outputs=[g for _, g in pairs],
-                                           retain_graph=retain_graph, allow_unused=True)
-        for leaf, g in zip(leaves, computed):
-            if g is None or leaf is anchor:
-                continue
-            if id(leaf) in out:
-                out[id(leaf)] = g
-            elif id(leaf) in ctx._origin:
-                _, sender, key, index = ctx._origin[id(leaf)]
-                message = ("ag", "push", ctx._id, key, index, g)
-                if getattr(_thread, "in_engine", 0):  # this runs inside an outer backward
-                    _wait_in_engine(sender, message)
-                else:
-                    agent = _agent()
-                    agent.send(agent.workers[sender], message, -1).wait()
-            else:
-                ctx._accumulate(leaf, g)
+    if not pairs or not targets:
+        return [out[id(t)] for t in want]
+    leaves = list(targets.values())
+    computed = minitorch.autograd.grad([r for r, _ in pairs], leaves, grad_outputs=[g for _, g in pairs],
+                                       retain_graph=retain_graph, allow_unused=True)
+    agent = _agent()
+    replies: Dict[tuple, tuple] = {}  # call key -> (callee, the gradients of its reply's leaves)
+    for leaf, g in zip(leaves, computed):
+        if g is None:
+            continue
+        if id(leaf) in out:
+            out[id(leaf)] = g
+        elif id(leaf) in ctx._origin:
+            _, sender, key, index = ctx._origin[id(leaf)]
+            agent.send(agent.workers[sender], ("ag", "push", ctx._id, key, index, g), -1).wait()
+        elif id(leaf) in ctx._replies:
+            _, callee, key, index = ctx._replies[id(leaf)]
+            n = len(ctx._calls_out[key])
+            replies.setdefault(key, (callee, [None] * n))[1][index] = g
+        else:
+            ctx._accumulate(leaf, g)
+    for key, (callee, reply_grads) in replies.items():
+        sent_grads = agent.send(agent.workers[callee], ("ag", "backward", ctx._id, key, reply_grads), -1).wait()
+        more = _local_backward(ctx, ctx._sent[key], sent_grads, want, True)
+        for t, g in zip(want, more):
+            if g is not None:
+                out[id(t)] = g if out[id(t)] is None else out[id(t)] + g
     return [out[id(t)] for t in want]
-
-
-class _RemoteCall(minitorch.autograd.Function):
-    """The caller's node for one call's reply: its inputs are the tensors sent, its outputs the
-    reply's tensors that require grad; backward is the callee's part of the graph, over RPC."""
-
-    @staticmethod
-    def forward(fctx, call, anchor, *sent):
-        fctx.call = call
-        return tuple(call["outs"])
-
-    @staticmethod
-    def backward(fctx, *grads):
-        call = fctx.call
-        message = ("ag", "backward", call["context"], call["key"], list(grads))
-        _thread.in_engine = getattr(_thread, "in_engine", 0) + 1
-        try:
-            return (None, None, *_wait_in_engine(call["callee"], message))
-        finally:
-            _thread.in_engine -= 1
-
-
-# The engine runs one backward at a time per process (csrc/autograd/engine.c's lock, recursive).
-# A thread inside it waiting for a callee's part of the graph would block forever a request that
-# needs the engine here (the callee calling back into this worker's graph), so that thread runs
-# such requests itself while it waits; they find its queue here. Only a thread inside the engine
-# posts its queue (_thread.in_engine), so there is one at a time, nested waits of that thread aside.
-_engine_waiter: Optional[queue.SimpleQueue] = None
-_waiter_lock = threading.Lock()
-
-
-def _run_task(task) -> None:
-    fn, args, box, done = task
-    try:
-        box.append(("ok", fn(*args)))
-    except BaseException as e:  # noqa: BLE001 - handed to the thread that asked for it
-        box.append(("err", e))
-    done.set()
-
-
-def _wait_in_engine(worker: int, message):
-    """The reply of worker to message, sent from inside the engine: the queue is in place before
-    the message leaves, as the requests it causes may come back at once."""
-    global _engine_waiter
-    q: queue.SimpleQueue = queue.SimpleQueue()
-    with _waiter_lock:
-        previous, _engine_waiter = _engine_waiter, q
-    try:
-        agent = _agent()
-        reply = agent.send(agent.workers[worker], message, -1)
-        while not reply.done():
-            try:
-                _run_task(q.get(timeout=0.002))
-            except queue.Empty:
-                pass
-    finally:
-        with _waiter_lock:
-            _engine_waiter = previous
-        while True:  # anything posted before the queue was withdrawn
-            try:
-                _run_task(q.get_nowait())
-            except queue.Empty:
-                break
-    return reply.wait()
-
-
-def _in_engine(fn, *args):
-    """fn(*args) run by the thread waiting inside the engine if there is one, else here."""
-    box: list = []
-    done = threading.Event()
-    with _waiter_lock:
-        q = _engine_waiter
-        if q is not None:
-            q.put((fn, args, box, done))
-    if q is None:
-        return fn(*args)
-    done.wait()
-    kind, value = box[0]
-    if kind == "err":
-        raise value
-    return value
 
 
 # -- what travels --
@@ -378,13 +295,17 @@ def _outgoing(ctx: DistAutogradContext, callee: int, kind: str, body) -> tuple:
 
 
 def _incoming(ctx: DistAutogradContext, callee: int, key: tuple, reply):
-    """The caller's value of a reply: its tensors that require grad made outputs of a _RemoteCall."""
+    """The caller's value of a reply: its tensors that require grad made leaves of the call."""
     data, tensors, mask = reply
-    outs = [t for t, m in zip(tensors, mask) if m]
-    if outs and minitorch.is_grad_enabled():
-        call = {"context": ctx._id, "callee": callee, "key": key, "outs": outs}
-        got = iter(_RemoteCall.apply(call, _anchor(), *ctx._sent[key]))
-        tensors = [next(got) if m else t for t, m in zip(tensors, mask)]
+    if any(mask) and minitorch.is_grad_enabled():
+        outs = []
+        for i, m in enumerate(mask):
+            if m:
+                leaf = tensors[i].detach().requires_grad_()
+                ctx._replies[id(leaf)] = (leaf, callee, key, len(outs))
+                outs.append(leaf)
+                tensors[i] = leaf
+        ctx._calls_out[key] = outs
     return _join(data, tensors)
 
 
@@ -398,12 +319,12 @@ def _serve(agent, kind: str, *payload):
         index, grad = payload[2], payload[3]
         ctx = _retrieve_context(cid)
         t = ctx._sent[key][index]
-        _in_engine(_local_backward, ctx, [t], [grad], (), True)
+        _local_backward(ctx, [t], [grad], (), True)
         return None
     if kind == "backward":
         ctx = _retrieve_context(cid)
         received, outs = ctx._calls[key]
-        return _in_engine(_local_backward, ctx, outs, payload[2], received, True)
+        return _local_backward(ctx, outs, payload[2], received, True)
     # a call, a remote() or a fetch of an RRef's value, made inside the caller's context
     data, tensors, mask = payload[2], payload[3], payload[4]
     with _contexts_lock:

@@ -15,7 +15,7 @@ import minitorch
 from minitorch import _C
 from minitorch.autograd import Function
 from minitorch.distributed.tensor import _redistribute as _rd
-from minitorch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard
+from minitorch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard, _StridedShard
 
 __all__ = ["DTensor", "distribute_module", "distribute_tensor"]
 
@@ -228,7 +228,7 @@ class DTensor(minitorch.Tensor):
         else:
             gshape, gstride = list(local_tensor.shape), list(local_tensor.stride())
             for i, p in enumerate(placements):
-                if isinstance(p, Shard):
+                if isinstance(p, (Shard, _StridedShard)):
                     w = mesh.size(i)
                     for k in range(len(gstride)):
                         if k != p.dim and gstride[k] >= gstride[p.dim]:
@@ -305,6 +305,8 @@ def _placement_code(p: Placement) -> tuple:
     """A placement as plain data (what a pickle may hold under weights_only)."""
     if isinstance(p, Shard):
         return ("S", p.dim)
+    if isinstance(p, _StridedShard):
+        return ("SS", p.dim, p.split_factor)
     if isinstance(p, Partial):
         return ("P", p.reduce_op)
     return ("R",)
@@ -316,7 +318,7 @@ def _rebuild_dtensor(local, layout: tuple, requires_grad: bool, state: dict) -> 
     from minitorch.distributed.device_mesh import _rebuild_mesh
 
     (device_type, ranks, names), codes, shape, stride = layout
-    kinds = {"S": Shard, "P": Partial, "R": Replicate}
+    kinds = {"S": Shard, "P": Partial, "R": Replicate, "SS": lambda d, f: _StridedShard(d, split_factor=f)}
     placements = [kinds[c[0]](*c[1:]) for c in codes]
     t = _leaf(local, _spec(_rebuild_mesh(device_type, ranks, names), placements, shape, stride), requires_grad)
     t.__dict__.update(state)
@@ -362,8 +364,8 @@ def distribute_tensor(tensor, device_mesh=None, placements: Optional[Sequence[Pl
                 if group.size() > 1:
                     dist.broadcast(local, src=group._ranks[0], group=group)
         for i, p in enumerate(placements):
-            if isinstance(p, Shard):
-                local = _rd._chunk(local, p.dim, mesh, i)
+            if isinstance(p, (Shard, _StridedShard)):
+                local = _rd.shard_part(local, p, mesh, i)
         local = local.contiguous()
     return _leaf(local, _spec(mesh, placements, tuple(tensor.shape), tuple(tensor.stride())), tensor.requires_grad)
 

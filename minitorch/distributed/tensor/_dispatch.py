@@ -34,7 +34,7 @@ from minitorch import _C
 from minitorch._backed import POINTWISE
 from minitorch.distributed.tensor import _random, _shape_ops
 from minitorch.distributed.tensor._api import DTensor, _operand, _redistribute, _spec, _wrap
-from minitorch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard
+from minitorch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard, _StridedShard
 
 _SAME_LAYOUT = {"clone", "detach", "detach_", "contiguous", "to", "cpu", "cuda", "float", "double", "half",
                 "bfloat16", "type_as", "requires_grad_", "zero_", "fill_", "copy_", "zeros_like", "ones_like",
@@ -118,10 +118,16 @@ def dispatch(func: Callable, args: tuple, kwargs: Dict[str, Any]) -> Any:
     if name.startswith(("_fused_", "_foreach_")):
         return _foreach(func, args, kwargs)
     rule = _RULES.get(name)
+    pointwise = name in POINTWISE or name in _SAME_LAYOUT or (name.endswith("_") and name[:-1] in POINTWISE)
+    if rule is None and pointwise:
+        return _pointwise(func, name, args, kwargs)
+    if name not in _shape_ops.STRIDED_AWARE:  # the other rules know Shard, Replicate and Partial
+        if args and _strided(args[0]) and (name.endswith("_") or name.startswith("__i")
+                                                            or name == "__setitem__"):
+            raise _no_strategy(name)  # in place: a replicated copy would take the write
+        args, kwargs = _map(args, _unstrided), _map(kwargs, _unstrided)
     if rule is not None:
         return rule(func, name, args, kwargs)
-    if name in POINTWISE or name in _SAME_LAYOUT or (name.endswith("_") and name[:-1] in POINTWISE):
-        return _pointwise(func, name, args, kwargs)
     dts = [t for t in _walk((args, kwargs), []) if isinstance(t, DTensor)]
     replicated = all(p.is_replicate() for d in dts for p in d.placements)
     if name not in _C.OPS and not name.startswith("__"):  # a member that is no op: on the local tensor
@@ -136,6 +142,17 @@ def dispatch(func: Callable, args: tuple, kwargs: Dict[str, Any]) -> Any:
     mesh = dts[0].device_mesh  # all replicated: each rank computed the same whole result
     return _map(out, lambda t: t if isinstance(t, DTensor) else _wrap(
         t, _spec(mesh, [Replicate()] * mesh.ndim, _C.TensorBase.size(t))))
+
+
+def _strided(t: Any) -> bool:
+    return isinstance(t, DTensor) and any(isinstance(p, _StridedShard) for p in t.placements)
+
+
+def _unstrided(t: Any) -> Any:
+    """t with each _StridedShard mesh dimension replicated (a differentiable redistribution)."""
+    if _strided(t):
+        return _redistribute(t, [Replicate() if isinstance(p, _StridedShard) else p for p in t.placements])
+    return t
 
 
 def _full(t: Any) -> Any:
@@ -156,9 +173,10 @@ def _operand_layout(d: DTensor, target: Sequence[Placement], ndim: int) -> List[
     off = ndim - d.dim()
     out: List[Placement] = []
     for p in target:
-        if isinstance(p, Shard):
+        if isinstance(p, (Shard, _StridedShard)):
             k = p.dim - off
-            out.append(Replicate() if k < 0 or d.shape[k] == 1 else Shard(k))
+            out.append(Replicate() if k < 0 or d.shape[k] == 1 else
+                       Shard(k) if isinstance(p, Shard) else _StridedShard(k, split_factor=p.split_factor))
         else:
             out.append(p)
     return out

@@ -6,9 +6,11 @@ cross_entropy), as PyTorch's sharding propagation lays them out (torch/distribut
 - a sharded dimension that the op keeps whole (the same size, or the first of a flattened group
   whose size the mesh divides, or split with a first part the mesh divides) stays sharded, on
   the output dimension it became; one the op changes otherwise (indexed, concatenated along,
-  normalized over, flattened behind another) is replicated first. View ops (view, squeeze)
-  raise PyTorch's errors where the layout cannot follow evenly. Where PyTorch would give a
-  _StridedShard (a dimension flattened behind the first), this replicates that dimension instead;
+  normalized over) is replicated first; one flattened behind others becomes PyTorch's
+  _StridedShard of the flattened dimension (split_factor: the elements in front of it there),
+  which a view that splits it back out (or keeps it) turns into Shard again (or keeps); any other
+  op replicates a _StridedShard first (_dispatch). View ops (view, squeeze) raise PyTorch's errors
+  where the layout cannot follow evenly;
 - embedding: indices sharded -> the output sharded alike; the table sharded by rows -> each
   rank looks its own rows up and the output is the sum of the ranks' parts (_MaskPartial); by
   columns -> the output sharded on its last dimension;
@@ -28,7 +30,7 @@ import minitorch
 from minitorch import _C
 from minitorch.distributed.tensor import _redistribute as _rd
 from minitorch.distributed.tensor._api import DTensor, _operand, _redistribute, _spec, _wrap
-from minitorch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard
+from minitorch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard, _StridedShard
 
 
 class _MaskPartial(Partial):
@@ -115,7 +117,12 @@ def _view_layout(dt: DTensor, out_shape: Sequence[int]) -> Tuple[List[Placement]
     placements = _unpartial_placements(dt.placements)
     sharded = {p.dim: i for i, p in enumerate(placements) if isinstance(p, Shard)}
     keep: Dict[int, int] = {}  # input dim -> the output dim it stays sharded on
-    for ins, outs in _view_groups(shape, out_shape):
+    becomes: Dict[int, Placement] = {}  # mesh dim -> its placement after the view, where not keep's
+    groups = _view_groups(shape, out_shape)
+    for i, p in enumerate(placements):
+        if isinstance(p, (Shard, _StridedShard)):
+            becomes.update(_strided_view(i, p, shape, out_shape, groups, mesh, placements))
+    for ins, outs in groups:
         real_outs = [o for o in outs if out_shape[o] != 1] or outs
         for k, d in enumerate(ins[:-1]):  # flattened in front of another: it must split evenly
             if d in sharded and shape[d] % mesh.size(sharded[d]):
@@ -130,11 +137,48 @@ def _view_layout(dt: DTensor, out_shape: Sequence[int]) -> Tuple[List[Placement]
                 raise RuntimeError(f"Cannot unflatten unevenly sharded tensor: output dimension 0 (size "
                                    f"{out_shape[real_outs[0]]}) is not evenly divisible by mesh dimension {i} "
                                    f"(size {mesh.size(i)}). Please redistribute the tensor before this operation.")
-        if ins and outs:  # the first input dim stays sharded; those behind it are gathered
+        if ins and outs:  # the first input dim stays sharded; those behind it are gathered (or strided)
             keep[ins[0]] = real_outs[0]
-    src = [Replicate() if isinstance(p, Shard) and p.dim not in keep else p for p in placements]
-    dst = [Shard(keep[p.dim]) if isinstance(p, Shard) else p for p in src]
+    src = [p if i in becomes else Replicate() if isinstance(p, (Shard, _StridedShard)) and (
+        isinstance(p, _StridedShard) or p.dim not in keep) else p for i, p in enumerate(placements)]
+    dst = [becomes[i] if i in becomes else Shard(keep[p.dim]) if isinstance(p, Shard) else p
+           for i, p in enumerate(src)]
     return src, dst
+
+
+def _strided_view(i: int, p: Placement, shape, out_shape, groups, mesh, placements) -> Dict[int, Placement]:
+    """{i: what mesh dimension i's placement p becomes} where the view makes or keeps a
+    _StridedShard, as PyTorch's view propagation: Shard(d) with d behind the first dimension of a
+    group flattened into one output dimension o -> _StridedShard(o, split_factor: the product of
+    the dimensions in front of d there, as the mesh dimensions before i leave them); a
+    _StridedShard(d, f) kept as it is -> _StridedShard(o, f), or split into output dimensions whose
+    sizes in front of one, k, multiply to f -> Shard(k) (when k is the last or the mesh divides
+    it). {} otherwise (Shard's usual rules, or replicated first)."""
+    for ins, outs in groups:
+        if p.dim not in ins:
+            continue
+        real_outs = [o for o in outs if out_shape[o] != 1] or outs
+        k = ins.index(p.dim)
+        if isinstance(p, Shard):
+            if k == 0 or len(real_outs) != 1:
+                return {}
+            front = _rd.local_shape(shape, mesh, placements, upto=i)
+            factor = 1
+            for d in ins[:k]:
+                factor *= front[d]
+            return {i: _StridedShard(real_outs[0], split_factor=factor)}
+        if len(ins) != 1:
+            return {}
+        if len(real_outs) == 1:
+            return {i: _StridedShard(real_outs[0], split_factor=p.split_factor)}
+        factor = 1
+        for j, o in enumerate(real_outs):
+            if factor == p.split_factor:
+                last = j == len(real_outs) - 1
+                return {i: Shard(o)} if last or out_shape[o] % mesh.size(i) == 0 else {}
+            factor *= out_shape[o]
+        return {}
+    return {}
 
 
 def _unpartial_placements(placements: Sequence[Placement]) -> List[Placement]:
@@ -473,3 +517,6 @@ RULES: Dict[str, Callable] = {
     "softmax": _softmax, "log_softmax": _softmax, "_softmax": _softmax, "_log_softmax": _softmax,
     "layer_norm": _layer_norm, "embedding": _embedding, "cross_entropy_loss": _cross_entropy,
 }
+
+# the rules that lay out _StridedShard operands themselves (the dispatcher replicates them for the rest)
+STRIDED_AWARE = {"view", "reshape", "flatten", "unflatten", "view_as", "reshape_as", "_unsafe_view"}

@@ -3,7 +3,8 @@
 meanwhile, wait() gives the sum; async calls with sizes that differ across ranks raise at wait();
 async calls waited for in another order than issued. `profile`: one Comm::<name> event per
 collective, with its bytes. `dead`: rank 1 exits; the others call every collective, blocking and
-async, each raising DistBackendError within the group's timeout.
+async, each raising DistBackendError within the group's timeout. A third argument "nccl" runs
+`overlap` on CUDA tensors over NCCL (whose check of the sizes runs once per signature).
 Each rank saves its results to <out>/rank<r>.npz."""
 import datetime
 import json
@@ -17,14 +18,16 @@ import minitorch
 import minitorch.distributed as dist
 
 out, mode = sys.argv[1], sys.argv[2]
+backend = sys.argv[3] if len(sys.argv) > 3 else "gloo"
+dev = "cuda" if backend == "nccl" else "cpu"
 TIMEOUT = 1.5 if mode == "dead" else 30.0
-dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=TIMEOUT))
+dist.init_process_group(backend, timeout=datetime.timedelta(seconds=TIMEOUT))
 r, n = dist.get_rank(), dist.get_world_size()
 res = {}
 dist.barrier()
 
 if mode == "overlap":
-    x = minitorch.full((1000,), float(r + 1))
+    x = minitorch.full((1000,), float(r + 1), device=dev)
     if r == 1:
         time.sleep(1.5)
     t0 = time.monotonic()
@@ -36,10 +39,10 @@ if mode == "overlap":
     res["completed_early"] = np.array(work.is_completed())
     work.wait()
     res["waited_s"] = np.array(time.monotonic() - t0)
-    res["sum"] = x.numpy().copy()
+    res["sum"] = x.cpu().numpy().copy()
     # sizes that differ across ranks: the call returns, wait() raises (on every rank), the group works on
     t0 = time.monotonic()
-    bad = dist.all_reduce(minitorch.ones(3 + r), async_op=True)
+    bad = dist.all_reduce(minitorch.ones(3 + r, device=dev), async_op=True)
     res["bad_issue_s"] = np.array(time.monotonic() - t0)
     try:
         bad.wait()
@@ -48,14 +51,14 @@ if mode == "overlap":
         res["bad_error"] = np.array(str(e))
     res["bad_success"] = np.array(bad.is_success())
     # several in flight, waited for last to first
-    y = minitorch.full((5,), float(r + 1))
-    z = minitorch.full((4,), float(10 * r))
-    g = minitorch.empty(2 * n)
+    y = minitorch.full((5,), float(r + 1), device=dev)
+    z = minitorch.full((4,), float(10 * r), device=dev)
+    g = minitorch.empty(2 * n, device=dev)
     works = [dist.all_reduce(y, async_op=True), dist.broadcast(z, src=1, async_op=True),
-             dist.all_gather_into_tensor(g, minitorch.full((2,), float(r)), async_op=True)]
+             dist.all_gather_into_tensor(g, minitorch.full((2,), float(r), device=dev), async_op=True)]
     for w in reversed(works):
         w.wait()
-    res["y"], res["z"], res["g"] = y.numpy().copy(), z.numpy().copy(), g.numpy().copy()
+    res["y"], res["z"], res["g"] = y.cpu().numpy().copy(), z.cpu().numpy().copy(), g.cpu().numpy().copy()
 elif mode == "profile":
     t = minitorch.ones(256)  # 1 KiB
     g = minitorch.empty(256 * n)

@@ -1,10 +1,12 @@
 """Distributed autograd and DistributedOptimizer over RPC, with the library named by PROGRAM_TORCH
 (minitorch, or PyTorch for the reference): rank 0 drives calls to the other workers inside
-dist_autograd contexts and prints the gradients every worker holds, rounded, so that the two
-libraries' outputs can be compared line by line. Inputs are fixed (no random draws)."""
+dist_autograd contexts (two at once, from two threads) and prints the gradients every worker
+holds, rounded, so that the two libraries' outputs can be compared line by line. Inputs are
+fixed (no random draws)."""
 import importlib
 import os
 import sys
+import threading
 
 torch = importlib.import_module(os.environ.get("PROGRAM_TORCH", "minitorch"))
 rpc = importlib.import_module(torch.__name__ + ".distributed.rpc")
@@ -58,6 +60,75 @@ def square_back(t, caller):
 
 def both(a, b):
     return {"sum": a + b, "prod": a * b, "label": "pair", "plain": torch.ones(2)}
+
+
+# two contexts of worker0 at once: thread A's backward reaches worker1, whose part waits (at most
+# 20 s) until thread B, on worker0, ran a backward of its own context and said so
+_b_done = threading.Event()
+_a_waiting = threading.Event()
+
+
+class WaitForB(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t):
+        return t * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        _a_waiting.set()
+        _seen.append(_b_done.wait(20))
+        return g * 2
+
+
+_seen = []
+
+
+def waits_for_b(t):
+    return WaitForB.apply(t)
+
+
+def a_waiting():
+    return _a_waiting.wait(0.05)
+
+
+def b_done():
+    _b_done.set()
+
+
+def b_seen():
+    return list(_seen)
+
+
+def concurrent_contexts():
+    """Thread A: a context whose backward goes through worker1; thread B: a local one, run while
+    A's waits on worker1 (which B releases). Serialized backward passes would keep B waiting."""
+    out = {}
+
+    def a():
+        t = torch.tensor([1.0, -2.0], requires_grad=True)
+        with dist_autograd.context() as cid:
+            y = rpc.rpc_sync("worker1", waits_for_b, args=(t,))
+            dist_autograd.backward(cid, [(y * y).sum()])
+            out["a"] = dist_autograd.get_gradients(cid)[t]
+
+    def b():
+        for _ in range(400):  # until A's backward waits on worker1
+            if rpc.rpc_sync("worker1", a_waiting):
+                break
+        x = torch.tensor([3.0, 4.0], requires_grad=True)
+        with dist_autograd.context() as cid:
+            dist_autograd.backward(cid, [(x * x * x).sum()])
+            out["b"] = dist_autograd.get_gradients(cid)[x]
+        rpc.rpc_sync("worker1", b_done)
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    show("concurrent A", out.get("a"))
+    show("concurrent B", out.get("b"))
+    print("worker1 saw B done while A's backward waited", rpc.rpc_sync("worker1", b_seen))
 
 
 def run(rank, world_size, port):
@@ -123,6 +194,7 @@ def run(rank, world_size, port):
             for p in rpc.rpc_sync("worker1", call_method, args=(ParameterServer.params, ps)):
                 show(f"ps param {step}", p)
             show(f"head weight {step}", head.weight)
+        concurrent_contexts()
         # errors as PyTorch words them
         with dist_autograd.context() as cid:
             try:
