@@ -378,13 +378,13 @@ ops = _Ops()
 _ATEN_NAMES = {"max_dim": ("max", "dim"), "min_dim": ("min", "dim"), "median_dim": ("median", "dim"),
                "nanmedian_dim": ("nanmedian", "dim"), "view_dtype": ("view", "dtype"),
                "split_with_sizes": ("split_with_sizes", "default")}
-_TENSOR_OVERLOAD = {"add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "rsub", "where", "index",
-                    "copysign", "atan2", "maximum", "minimum", "logical_and", "logical_or", "logical_xor"}
+_TENSOR_OVERLOAD = {"add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "rsub", "where", "index"}
 # Tensor if the other operand is a tensor, else Scalar
 _TENSOR_OR_SCALAR = {"eq", "ne", "lt", "le", "gt", "ge", "eq_", "ne_", "lt_", "le_", "gt_", "ge_",
                      "remainder", "remainder_", "fmod", "fmod_", "bitwise_and", "bitwise_or", "bitwise_xor",
                      "bitwise_and_", "bitwise_or_", "bitwise_xor_", "masked_fill", "masked_fill_", "fill_",
-                     "floor_divide", "floor_divide_", "lerp", "lerp_", "clamp_min", "clamp_max"}
+                     "floor_divide", "floor_divide_", "lerp", "lerp_", "clamp_min", "clamp_max", "copysign",
+                     "copysign_"}
 # default without a dim, else the dim overload's name
 _DIM_OVERLOAD = {"sum": "dim_IntList", "mean": "dim", "nansum": "default", "prod": "dim_int", "any": "dim",
                  "all": "dim", "logsumexp": "default", "amax": "default", "amin": "default",
@@ -394,7 +394,7 @@ _INT_OVERLOAD = {"transpose": "int", "select": "int", "unbind": "int", "softmax"
                  "split": "Tensor", "flatten": "using_ints", "unflatten": "int", "repeat_interleave": "self_int",
                  "scatter": "src", "scatter_": "src", "scatter_add": "default", "index_fill": "int_Scalar",
                  "index_fill_": "int_Scalar", "empty": "memory_format", "chunk": "default", "norm": "Scalar",
-                 "div_mode": "Tensor_mode"}
+                 "div_mode": "Tensor_mode", "slice": "Tensor"}
 
 _builtin_cache: Dict[Tuple[str, str], OpOverload] = {}
 

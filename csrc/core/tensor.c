@@ -1,6 +1,8 @@
 /* Storage and tensor lifetimes, and an element's value in memory. No kernels and no dispatch
  * here; shape and stride arithmetic is core/layout.c's. */
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -573,6 +575,45 @@ small_int_bounds(mt_dtype dt, int64_t *lo, int64_t *hi, const char **name)
     }
 }
 
+/* c10's overflows() for a double into a floating dtype: a finite value beyond its largest; inf
+ * only into a dtype without infinities (float8 e4m3fn and the fnuz formats), NaN into none of
+ * them (every one has a NaN). Any double fits a double. */
+static bool
+float_overflows(double f, mt_dtype dt)
+{
+    double max;
+    bool has_inf = true;
+    switch (dt) {
+    case MT_FLOAT16:
+        max = 65504.0;
+        break;
+    case MT_BFLOAT16:
+        max = 3.38953138925153547590470800371487866880e38;
+        break;
+    case MT_FLOAT32:
+        max = FLT_MAX;
+        break;
+    case MT_FLOAT8_E4M3FN:
+        max = 448.0, has_inf = false;
+        break;
+    case MT_FLOAT8_E5M2:
+        max = 57344.0;
+        break;
+    case MT_FLOAT8_E4M3FNUZ:
+        max = 240.0, has_inf = false;
+        break;
+    case MT_FLOAT8_E5M2FNUZ:
+        max = 57344.0, has_inf = false;
+        break;
+    default:
+        return false;
+    }
+    if (isinf(f)) {
+        return !has_inf;
+    }
+    return f < -max || f > max; /* false for NaN */
+}
+
 mt_status
 mt_check_scalar_fits(mt_scalar v, mt_dtype dt)
 {
@@ -603,6 +644,15 @@ mt_check_scalar_fits(mt_scalar v, mt_dtype dt)
                   : mt_fail(MT_ERUNTIME,
                             "value cannot be converted to type uint64_t without overflow");
     }
+    if (mt_dtype_is_float(dt) || mt_dtype_is_complex(dt)) {
+        /* a complex dtype checks both parts against its parts' dtype */
+        mt_dtype part = dt == MT_COMPLEX64 ? MT_FLOAT32 : dt == MT_COMPLEX128 ? MT_FLOAT64 : dt;
+        if (float_overflows(mt_scalar_to_double(v), part) || float_overflows(v.imag, part)) {
+            return mt_fail(MT_ERUNTIME, "value cannot be converted to type %s without overflow",
+                           mt_dtype_is_complex(dt) ? mt_dtype_c_name(dt) : real_type_name(dt));
+        }
+        return MT_OK;
+    }
     /* [lo, hi) as doubles: both bounds are powers of two, so exactly representable. */
     double lo, hi;
     if (dt == MT_INT64) {
@@ -610,7 +660,7 @@ mt_check_scalar_fits(mt_scalar v, mt_dtype dt)
     } else if (dt == MT_INT32) {
         lo = -2147483648.0, hi = 2147483648.0;
     } else {
-        return MT_OK; /* floats take any value (inf on overflow); bools any truth value */
+        return MT_OK; /* bools take any truth value */
     }
     bool ok = v.type == MT_INT64 ? (dt == MT_INT64 || (v.v.i >= INT32_MIN && v.v.i <= INT32_MAX))
               : v.type == MT_FLOAT64 ? (v.v.f >= lo && v.v.f < hi) /* false for NaN */

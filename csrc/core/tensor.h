@@ -242,8 +242,10 @@ bool mt_tensor_has_internal_overlap(const mt_tensor *t);
 mt_status mt_tensor_set_requires_grad(mt_tensor *t, bool on);
 /* PyTorch's error for an in-place write into a tensor with internal overlap. */
 mt_status mt_check_writable(const mt_tensor *t);
-/* MT_OK if writing the scalar into dtype dt keeps its value's range (no integer overflow, no
- * NaN or infinity into an integer), else PyTorch's overflow error. */
+/* MT_OK if the scalar converts into dtype dt as c10's checked_convert allows (no integer
+ * overflow, no NaN or infinity into an integer, no finite value beyond a floating dtype's largest:
+ * 70000 into float16), else PyTorch's overflow error. Which conversions PyTorch checks is each
+ * op's (tensor() and setitem into float16 do not). */
 mt_status mt_check_scalar_fits(mt_scalar v, mt_dtype dt);
 /* Whether a and b are the same view: same storage, offset, sizes and strides. */
 bool mt_tensor_same_view(const mt_tensor *a, const mt_tensor *b);

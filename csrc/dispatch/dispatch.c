@@ -16,6 +16,7 @@
 #include "dispatch/kernels.h"
 #include "dispatch/shell.h"
 #include "dispatch/widen.h"
+#include "ops/elementwise.h"
 #include "ops/front.h"
 #include "ops/ops.h" /* mt_op_to_copy, for CPU scalars joining a CUDA call */
 #include "profiler/trace.h"
@@ -444,16 +445,33 @@ run_override(mt_op op, mt_args *a, int key)
     return st;
 }
 
+/* The composites that are PyTorch's own ops (CompositeExplicitAutograd: unbind, split,
+ * split_with_sizes, view(dtype)) reach Python whole, as aten.unbind.int, when autograd records
+ * nothing above it; where it records their pieces, as their pieces. */
+static bool
+whole_in_python(mt_op op, unsigned keys)
+{
+    switch (op) {
+    case MT_OP_unbind:
+    case MT_OP_split:
+    case MT_OP_split_with_sizes:
+    case MT_OP_view_dtype:
+        return !(keys >> MT_KEY_AUTOGRAD & 1u);
+    default:
+        return false;
+    }
+}
+
 /* An op that is a composite of other ops with no gradient formula of its own (PyTorch's
  * CompositeImplicitAutograd) reaches Python as the ops it is made of, which autograd records: linear
- * reaches __torch_dispatch__ as t and addmm. Factories (no tensor argument) and detach, which
- * only Python may make of a Python tensor, reach it themselves. */
+ * reaches __torch_dispatch__ as t and addmm. Factories (no tensor argument), detach, which only
+ * Python may make of a Python tensor, and whole_in_python's reach it themselves. */
 static bool
-decomposes_above_python(mt_op op, const mt_args *a)
+decomposes_above_python(mt_op op, const mt_args *a, unsigned keys)
 {
     return table[op][MT_KEY_COMPOSITE].fn && !table[op][MT_KEY_CPU].fn &&
            !table[op][MT_KEY_AUTOGRAD].fn && op != MT_OP_detach && op != MT_OP_alias &&
-           (a->t[0] || a->ntl);
+           (a->t[0] || a->ntl) && !whole_in_python(op, keys);
 }
 
 /* a's out= destinations (mt_args.into) kept for the kernel of op about to run only when it
@@ -482,7 +500,7 @@ run(mt_op op, mt_args *a, unsigned keys)
             k = &table[op][key];
             break;
         }
-        if (key == MT_KEY_PYTHON && decomposes_above_python(op, a)) {
+        if (key == MT_KEY_PYTHON && decomposes_above_python(op, a, keys)) {
             continue;
         }
         /* the fallback redispatches below its key, and that call is the one profiled */
@@ -505,6 +523,14 @@ run(mt_op op, mt_args *a, unsigned keys)
     }
     /* The meta kernels (dispatch/meta.c) run the op's CPU path, which widens and checks. */
     bool computes = key < MT_KEY_AUTOGRAD && key != MT_KEY_META;
+    /* The elementwise family's checked Scalars, in the dtypes given: once, before a small
+     * dtype is widened (the widened call's own run skips them). */
+    if (computes && mt_op_is_elementwise[op] && mt_widen_stored_dtype < 0) {
+        mt_status st = mt_ew_check_scalars(op, a);
+        if (st) {
+            return st;
+        }
+    }
     /* A backend kernel computes the small dtypes in the dtypes they widen to. */
     if (computes && mt_widen_needed(op, a)) {
         keep_into(op, a, false); /* a widened result is no dtype of out's */

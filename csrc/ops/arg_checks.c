@@ -5,13 +5,20 @@
 
 /* ---- fills ---- */
 
-/* *v = the 0-dim value, which must fit self's dtype; read with item(), so that it may live on
- * another device than self, as PyTorch allows. */
+/* *v = the 0-dim value, read with item(), so that it may live on another device than self, as
+ * PyTorch allows. A number must convert into self's dtype (fill_(Scalar) converts checked; a
+ * tensor's value is cast, as fill_(Tensor) casts it: int8 fill_(tensor(300)) holds 44), but
+ * for one element on the CPU of float16, bfloat16 or float8, which PyTorch's scalar_fill stores
+ * unchecked (full((1,), 70000., dtype=float16) is inf, full((2,), ...) an error); masked_fill's
+ * value is checked by mt_ew_check_scalars, in the dtype given. */
 static mt_status
 value_of(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
 {
     mt_status st = mt_tensor_item(value, v);
-    return st ? st : mt_check_scalar_fits(*v, self->dtype);
+    bool scalar_fill = mt_tensor_numel(self) == 1 && mt_tensor_device(self).type == MT_CPU &&
+                       mt_dtype_is_float(self->dtype) && mt_dtype_is_small(self->dtype);
+    return st || !value->is_wrapped_number || scalar_fill ? st
+                                                          : mt_check_scalar_fits(*v, self->dtype);
 }
 
 /* fill_(self, value): a 0-dim value (a tensor, or a wrapped number) that fits self's dtype (*v). */

@@ -473,6 +473,14 @@ index_fill(mt_args *a, bool inplace)
     if (index->ndim > 1) {
         return mt_fail(MT_ERUNTIME, "Index has to be a vector/scalar");
     }
+    /* a 0-dim tensor's value converts checked into self's dtype, as a number does (which the
+     * binding layer checked); one on a device is read by the copy below */
+    mt_scalar value_item;
+    if (!value->is_wrapped_number && mt_tensor_device(value).type == MT_CPU &&
+        ((st = mt_tensor_item(value, &value_item)) ||
+         (st = mt_check_scalar_fits(value_item, self->dtype)))) {
+        return st;
+    }
     int64_t size = self->ndim ? self->sizes[d] : 1;
     if ((st = outside(index, -size, size, &bad, &v))) {
         return st;

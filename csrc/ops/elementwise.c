@@ -422,6 +422,165 @@ meta_nan_to_num(ew_call *c, mt_args *a)
     return st;
 }
 
+/* ---- the Scalar arguments PyTorch converts checked ---- */
+
+/* The dtype PyTorch's kernels compute dt in (c10's opmath type): float for the small floats. */
+static mt_dtype
+opmath(mt_dtype dt)
+{
+    return mt_dtype_is_float(dt) && mt_dtype_is_small(dt) ? MT_FLOAT32 : dt;
+}
+
+/* s into dt, checked; a None Scalar (the default) passes, as do a float for an integer dtype
+ * and a complex number for a real one, which the row's meta refuses or promotes with its own
+ * message */
+static mt_status
+check_into(mt_scalar s, mt_dtype dt)
+{
+    if (mt_scalar_is_none(s) || (s.type == MT_FLOAT64 && mt_dtype_is_integral(dt, true)) ||
+        (s.is_complex && !mt_dtype_is_complex(dt))) {
+        return MT_OK;
+    }
+    return mt_check_scalar_fits(s, dt);
+}
+
+/* the 0-dim value t (a number, or a tensor on the CPU: one on a device is read by the kernel)
+ * into dt, checked */
+static mt_status
+check_value_into(const mt_tensor *t, mt_dtype dt)
+{
+    mt_scalar v;
+    if (t == NULL || t->ndim != 0 || mt_tensor_device(t).type != MT_CPU) {
+        return MT_OK;
+    }
+    mt_status st = mt_tensor_item(t, &v);
+    return st ? st : check_into(v, dt);
+}
+
+/* -s, as c10's Scalar negates it: an integer wraps as an int64 (-(2**63) is itself) */
+static mt_scalar
+negated(mt_scalar s)
+{
+    if (s.type == MT_INT64) {
+        return mt_scalar_int((int64_t)(0u - (uint64_t)s.v.i));
+    }
+    if (s.type == MT_UINT64) {
+        return mt_scalar_int((int64_t)(0u - s.v.u));
+    }
+    if (s.type == MT_FLOAT64) {
+        s.v.f = -s.v.f;
+        s.imag = -s.imag;
+    }
+    return s;
+}
+
+/* hardtanh's bounds: into int64 first for an integer dtype (PyTorch compares them there), then
+ * no negative one for an unsigned dtype, then into the dtype */
+static mt_status
+check_hardtanh_bounds(const mt_args *a, mt_dtype dt)
+{
+    const bool is_unsigned = dt == MT_UINT8 || dt == MT_UINT16 || dt == MT_UINT32 ||
+                             dt == MT_UINT64;
+    mt_status st = MT_OK;
+    for (int k = 0; k < 2 && st == MT_OK; k++) {
+        st = mt_dtype_is_integral(dt, false) ? check_into(a->s[k], MT_INT64) : MT_OK;
+    }
+    for (int k = 0; k < 2 && st == MT_OK; k++) {
+        if (is_unsigned && !mt_scalar_is_none(a->s[k]) && mt_scalar_to_double(a->s[k]) < 0) {
+            return mt_fail(MT_ERUNTIME,
+                           "cannot do hardtanh on an unsigned type with negative limits");
+        }
+    }
+    for (int k = 0; k < 2 && st == MT_OK; k++) {
+        st = check_into(a->s[k], dt);
+    }
+    return st;
+}
+
+/* the dtype of the first n tensors of a together (wrapped numbers weakly) */
+static mt_dtype
+common_dtype(const mt_args *a, int n)
+{
+    mt_tensor *ts[3];
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        if (a->t[k]) {
+            ts[m++] = a->t[k];
+        }
+    }
+    return mt_result_type(ts, m);
+}
+
+mt_status
+mt_ew_check_scalars(mt_op op, const mt_args *a)
+{
+    const mt_tensor *self = a->t[0];
+    if (self == NULL || self->is_wrapped_number) {
+        return MT_OK;
+    }
+    const mt_dtype dt = self->dtype;
+    mt_status st = MT_OK;
+    switch (op) {
+    case MT_OP_add:
+    case MT_OP_add_: /* alpha into the operands' dtype (int8 + int8 with out=int64: int8) */
+        return check_into(a->s[0], common_dtype(a, 2));
+    case MT_OP_sub:
+    case MT_OP_sub_: /* sub adds other times -alpha */
+        return check_into(negated(a->s[0]), common_dtype(a, 2));
+    case MT_OP_addcmul:
+    case MT_OP_addcmul_:
+    case MT_OP_addcdiv:
+    case MT_OP_addcdiv_:
+        return check_into(a->s[0], opmath(common_dtype(a, 3)));
+    case MT_OP_lerp:
+    case MT_OP_lerp_:
+        return a->t[2] && a->t[2]->is_wrapped_number
+                   ? check_value_into(a->t[2], opmath(common_dtype(a, 2)))
+                   : MT_OK;
+    case MT_OP_pow:
+    case MT_OP_pow_: /* a float32 or float64 base takes its exponent as a double */
+        return a->t[1] && a->t[1]->is_wrapped_number && mt_dtype_is_float(dt) &&
+                       mt_dtype_is_small(dt)
+                   ? check_value_into(a->t[1], dt)
+                   : MT_OK;
+    case MT_OP_masked_fill:
+    case MT_OP_masked_fill_: /* a number or a 0-dim tensor alike */
+        return check_value_into(a->t[2], dt);
+    case MT_OP_clamp:
+    case MT_OP_clamp_: /* numbers as bounds (clip's too); a 0-dim tensor is cast */
+        for (int k = 1; k < 3 && st == MT_OK; k++) {
+            if (a->t[k] && a->t[k]->is_wrapped_number) {
+                st = check_value_into(a->t[k], dt);
+            }
+        }
+        return st;
+    case MT_OP_clamp_min:
+    case MT_OP_clamp_min_:
+    case MT_OP_clamp_max:
+    case MT_OP_clamp_max_:
+    case MT_OP_hardshrink:
+        return check_into(a->s[0], dt);
+    case MT_OP_hardtanh:
+    case MT_OP_hardtanh_:
+        return check_hardtanh_bounds(a, dt);
+    case MT_OP_threshold:
+    case MT_OP_threshold_:
+        st = check_into(a->s[0], dt);
+        return st ? st : check_into(a->s[1], dt);
+    case MT_OP_leaky_relu:
+    case MT_OP_leaky_relu_:
+    case MT_OP_elu:
+    case MT_OP_elu_:
+    case MT_OP_softplus:
+        for (int k = 0; k < MT_EW_MAX_K && st == MT_OK; k++) {
+            st = check_into(a->s[k], opmath(dt));
+        }
+        return st;
+    default:
+        return MT_OK;
+    }
+}
+
 /* ---- activations ---- */
 
 /* A row whose Scalar arguments are its k, k2, k3 (leaky_relu's slope, softplus's beta and

@@ -42,20 +42,22 @@ fail_mm_dtypes(const mt_tensor *m1, const mt_tensor *m2)
                    cuda ? mt_dtype_scalar_name(m2->dtype) : mt_dtype_c_name(m2->dtype));
 }
 
-/* beta (a->s[0]) and alpha (a->s[1]) of a product in dtype dt, 1 where not given. An integer
- * product takes them as its own dtype first, as PyTorch's (beta.to<int64_t>()): 0.5 becomes 0,
- * -1.5 becomes -1, and a value out of the dtype's range is an error. */
+/* beta (a->s[0]) and alpha (a->s[1]) of a product in dtype dt, 1 where not given, converted
+ * checked as PyTorch's are: into dt, or into float for float16 and bfloat16 (its opmath type;
+ * 1e39 fits neither). An integer product takes them as its own dtype first
+ * (beta.to<int64_t>()): 0.5 becomes 0, -1.5 becomes -1. */
 static mt_status
 product_scalars(const mt_args *a, mt_dtype dt, mt_product_plan *p)
 {
     mt_scalar *s[2] = {&p->beta, &p->alpha};
+    const mt_dtype into = mt_dtype_is_float(dt) && mt_dtype_is_small(dt) ? MT_FLOAT32 : dt;
     for (int k = 0; k < 2; k++) {
         *s[k] = mt_scalar_is_none(a->s[k]) ? mt_scalar_int(1) : a->s[k];
+        mt_status st = mt_check_scalar_fits(*s[k], into);
+        if (st) {
+            return st;
+        }
         if (mt_dtype_is_integral(dt, false)) {
-            mt_status st = mt_check_scalar_fits(*s[k], dt);
-            if (st) {
-                return st;
-            }
             *s[k] = mt_scalar_int(mt_scalar_to_int(*s[k]));
         }
     }

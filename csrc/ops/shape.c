@@ -173,8 +173,14 @@ mt_composite_chunk(mt_args *a)
         /* An empty dim still gives `chunks` (empty) pieces, as PyTorch. */
         return narrow_pieces(a, self, d, chunks, 0, NULL);
     }
-    int64_t split_size = (dim_size - 1) / chunks + 1;
-    return narrow_pieces(a, self, d, pieces_of(dim_size, split_size), split_size, NULL);
+    /* PyTorch's chunk is a split (so that __torch_dispatch__ sees aten.split.Tensor) */
+    mt_tensor **pieces = NULL;
+    int n = 0;
+    if ((st = mt_op_split(self, (dim_size - 1) / chunks + 1, d, &pieces, &n)) == MT_OK) {
+        a->outl = pieces;
+        a->noutl = n;
+    }
+    return st;
 }
 
 // self (..., n, ...) -> n tensors (..., ...): the selects along dim

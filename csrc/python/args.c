@@ -673,12 +673,20 @@ mt_py_settle_number(mt_op op, int slot, const mt_args *a, mt_scalar *s, int besi
     const bool shell = beside >= 0 && mt_dtype_is_shell((mt_dtype)beside);
     /* the shell dtypes' rule refuses the op first (dispatch/shell.c), but for these two */
     const bool checks_shell = op == MT_OP_where || op == MT_OP_fill_;
+    /* where converts a number into float16, bfloat16 or float8 unchecked (as setitem does), and
+     * so does fill_ into one element on the CPU (PyTorch's scalar_fill, ops/arg_checks.c) */
+    const bool small_float = beside >= 0 && mt_dtype_is_float((mt_dtype)beside) &&
+                             mt_dtype_is_small((mt_dtype)beside);
+    const bool one_element = op == MT_OP_fill_ && a && a->t[0] && mt_tensor_numel(a->t[0]) == 1 &&
+                             mt_tensor_device(a->t[0]).type == MT_CPU;
+    const bool unchecked = small_float && (op == MT_OP_where || one_element);
     mt_status st = MT_OK;
     if (u64 && (op == MT_OP_pow || op == MT_OP_pow_) && slot == 1 && integral) {
         st = mt_check_scalar_fits(*s, MT_INT64); /* PyTorch reads the exponent as an int64 */
     } else if (u64 && kind == INTO_PROMOTED && beside == MT_BOOL) {
         st = mt_promote_check(MT_BOOL, MT_UINT64);
-    } else if (kind != OPERAND && beside >= 0 && !numbers && (!shell || checks_shell)) {
+    } else if (kind != OPERAND && beside >= 0 && !numbers && (!shell || checks_shell) &&
+               !unchecked) {
         st = mt_check_scalar_fits(*s, (mt_dtype)beside);
     } else if (u64 && integral && numbers) {
         st = mt_promote_check(MT_UINT64, (mt_dtype)beside);

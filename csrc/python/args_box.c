@@ -53,6 +53,13 @@ param_value(const mt_py_param *p, const mt_args *a)
 {
     switch (p->type) {
     case MT_ARG_TENSOR:
+        /* a number in a Tensor slot (x[mask] = 0.0) as the tensor it became, as PyTorch lifts
+         * it; but self, where C's sub takes a number first (1 - x: _python_dispatch.py shows it
+         * as rsub) */
+        if (p->slot > 0 && a->t[p->slot]) {
+            return mt_py_wrap(mt_tensor_retain(a->t[p->slot]));
+        }
+        return tensor_value(a->t[p->slot]);
     case MT_ARG_TENSOR_OR_SCALAR:
         return tensor_value(a->t[p->slot]);
     case MT_ARG_SCALAR: /* unset: None, or the default a C caller (x + y) left out */

@@ -347,7 +347,11 @@ fill(PyObject *o, mt_dtype dt, char **p)
         }
         return -1;
     }
-    if (mt_check_scalar_fits(s, dt)) {
+    /* tensor() converts into the floating dtypes unchecked (70000 is inf in float16), as
+     * PyTorch's does; into the others checked */
+    bool floating = (mt_dtype_is_float(dt) || mt_dtype_is_complex(dt)) &&
+                    (s.imag == 0.0 || mt_dtype_is_complex(dt));
+    if (!floating && mt_check_scalar_fits(s, dt)) {
         /* PyTorch's tensor() names the dtype as Python does ("int32", not the C type) */
         PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow",
                      mt_dtype_name(dt));

@@ -467,6 +467,14 @@ number_value(PyObject *value, mt_dtype dt, mt_scalar *s)
     return 0;
 }
 
+/* x[i] = number converts the number checked into x's dtype, but into float16, bfloat16 and
+ * float8 unchecked (70000 is inf in float16), as PyTorch's setitem does. */
+static mt_status
+setitem_number_fits(mt_scalar s, mt_dtype dt)
+{
+    return mt_dtype_is_float(dt) && mt_dtype_is_small(dt) ? MT_OK : mt_check_scalar_fits(s, dt);
+}
+
 int
 mt_py_setitem(PyObject *self, PyObject *index, PyObject *value)
 {
@@ -485,13 +493,16 @@ mt_py_setitem(PyObject *self, PyObject *index, PyObject *value)
                          : mt_op_copy_(ix.view, v, NULL);
     } else if (number_value(value, mt_py_unwrap(self)->dtype, &s) < 0) {
         goto out_fail;
+    } else if ((st = setitem_number_fits(s, ix.view->dtype)) != MT_OK) {
+        /* raised below */
     } else if (!ix.advanced) {
-        /* a wrapped number; a complex one as complex128 */
+        /* a 0-dim tensor (fill_ would check a wrapped number into float16 too); a complex
+         * number as complex128 */
         if ((st = mt_tensor_scalar(s, s.is_complex ? MT_COMPLEX128 : s.type, &v)) == MT_OK) {
+            v->is_wrapped_number = false;
             st = mt_op_fill_(ix.view, v, NULL);
         }
-    } else if ((st = mt_check_scalar_fits(s, ix.view->dtype)) == MT_OK &&
-               (st = mt_tensor_scalar(s, ix.view->dtype, &v)) == MT_OK) {
+    } else if ((st = mt_tensor_scalar(s, ix.view->dtype, &v)) == MT_OK) {
         st = mt_op_index_put_(ix.view, ix.n, ix.idx, v, false, NULL);
     }
     if (st) {

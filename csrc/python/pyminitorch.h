@@ -169,6 +169,11 @@ int mt_py_python_dispatch_init(PyObject *module);
 void mt_py_mark_python_dispatch(PyObject *cls, mt_tensor *t);
 /* 0, or -1 with PyTorch's RuntimeError for a tensor with no memory (a wrapper subclass's) */
 int mt_py_check_data(const mt_tensor *t);
+/* item() of a tensor with the Python key (a __torch_dispatch__ subclass's, or any while a dispatch
+ * mode is on): PyTorch's aten._local_scalar_dense, handed to the mode or the subclass; the
+ * number it returns, NULL with an exception on error, NULL without one for a tensor that goes to
+ * no Python (the caller reads it itself). */
+PyObject *mt_py_local_scalar(PyObject *self);
 /* library.c: the Python kernels of built-in ops (minitorch.library), _C._set_python_kernel */
 int mt_py_library_init(PyObject *module);
 /* out='s tensors (borrowed) and their versions before the call. */

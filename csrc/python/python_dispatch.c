@@ -369,6 +369,8 @@ set_geometry(PyObject *unused, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static _Thread_local int modes_here; /* this thread's dispatch modes, as _set_dispatch_modes says */
+
 /* _C._set_dispatch_modes(n): the length of this thread's dispatch mode stack. */
 static PyObject *
 set_dispatch_modes(PyObject *unused, PyObject *arg)
@@ -378,8 +380,31 @@ set_dispatch_modes(PyObject *unused, PyObject *arg)
     if (n == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    mt_set_python_modes(n > 0 ? (int)n : 0);
+    modes_here = n > 0 ? (int)n : 0;
+    mt_set_python_modes(modes_here);
     Py_RETURN_NONE;
+}
+
+PyObject *
+mt_py_local_scalar(PyObject *self)
+{
+    const mt_tensor *t = mt_py_unwrap(self);
+    if (!t->python_dispatch && modes_here == 0) {
+        return NULL;
+    }
+    if (mt_tensor_numel(t) != 1) { /* refused before the dispatch, as PyTorch's item() does */
+        return PyErr_Format(PyExc_RuntimeError,
+                            "a Tensor with %lld elements cannot be converted to Scalar",
+                            (long long)mt_tensor_numel(t));
+    }
+    if (load_handler() < 0) {
+        return NULL;
+    }
+    bool grad = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    PyObject *res = PyObject_CallFunction(handler, "s(O){}", "_local_scalar_dense", self);
+    mt_set_grad_enabled(grad);
+    return res;
 }
 
 static PyMethodDef functions[] = {

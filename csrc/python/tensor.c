@@ -209,6 +209,10 @@ tensor_item(PyObject *self, PyObject *unused)
 {
     (void)unused;
     mt_scalar s;
+    PyObject *dispatched = mt_py_local_scalar(self);
+    if (dispatched || PyErr_Occurred()) {
+        return dispatched;
+    }
     if (mt_py_check_data(mt_py_unwrap(self)) < 0) {
         return NULL;
     }

@@ -284,6 +284,12 @@ single_value(PyObject *x, mt_scalar *s, const char *what)
         }
         return -1;
     }
+    PyObject *dispatched = mt_py_local_scalar(x); /* item(), as PyTorch's conversions call it */
+    if (dispatched || PyErr_Occurred()) {
+        int r = dispatched ? mt_py_to_scalar(dispatched, s) : -1;
+        Py_XDECREF(dispatched);
+        return r;
+    }
     mt_status st = mt_tensor_item(t, s);
     if (st) {
         mt_py_raise(st);

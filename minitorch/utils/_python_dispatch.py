@@ -248,11 +248,28 @@ def _as_rsub(args: tuple, kwargs: dict):
     return _RSUB, (args[1], args[0]) + tuple(args[2:])
 
 
+_LOCAL_SCALAR = None
+
+
+def _local_scalar_dense():
+    """aten._local_scalar_dense: what item(), float(), int() and bool() of a tensor with the
+    Python key send (csrc/python/python_dispatch.c's mt_py_local_scalar); it returns the number."""
+    global _LOCAL_SCALAR
+    if _LOCAL_SCALAR is None:
+        from minitorch._ops import OpOverload
+
+        _LOCAL_SCALAR = OpOverload("aten", "_local_scalar_dense", "default", lambda self: self.item(),
+                                   "aten::_local_scalar_dense(Tensor self) -> Scalar")
+    return _LOCAL_SCALAR
+
+
 def _dispatch(name: str, args: tuple, kwargs: dict) -> Any:
     """The Python key's kernel for C op `name` (csrc/python/python_dispatch.c): the innermost
     mode's __torch_dispatch__, else the arguments' classes', the first answer other than
     NotImplemented."""
-    if name == "sub" and len(args) >= 2 and not isinstance(args[0], _C.TensorBase):
+    if name == "_local_scalar_dense":
+        func = _local_scalar_dense()
+    elif name == "sub" and len(args) >= 2 and not isinstance(args[0], _C.TensorBase):
         func, args = _as_rsub(args, kwargs)
     else:
         func = dispatch_overload(name, args, kwargs)

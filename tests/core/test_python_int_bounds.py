@@ -22,10 +22,6 @@ DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float3
 # (case, dtype) pairs that differ from PyTorch for reasons that are not the Python int's: left out
 # here, each with its reason
 NOT_THE_INTS = {
-    # PyTorch checks a Scalar converted into float16 for overflow ("value cannot be converted to
-    # type c10::Half without overflow"); minitorch stores inf, for any number too big for float16
-    **{(c, "float16"): "float16 overflow check" for c in ("clamp", "clamp_min", "fill_", "full", "index_fill",
-                                                           "masked_fill", "pow")},
     # the bitwise ops' message names float16's computing dtype (Float), PyTorch's Half
     ("and", "float16"): "kernel name", ("xor", "float16"): "kernel name",
     # dispatch/shell.c names clamp's kernel clamp_scalar_cpu whatever bounds are given, and

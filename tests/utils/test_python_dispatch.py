@@ -126,12 +126,28 @@ def test_wrapper_metadata_and_no_memory():
     t = LoggingTensor(inner)
     assert t.shape == (4, 3) and t.stride() == (1, 4) and t.dtype == minitorch.float32
     assert t.device == minitorch.device("cpu") and not t.requires_grad
-    for read in (lambda: t.tolist(), lambda: t.item(), lambda: t.data_ptr(), lambda: np.asarray(memoryview(t))):
+    for read in (lambda: t.tolist(), lambda: t.data_ptr(), lambda: np.asarray(memoryview(t))):
         with pytest.raises(RuntimeError, match="doesn't have storage"):
             read()
+    # item() goes to __torch_dispatch__ (aten._local_scalar_dense), but for more than one element
+    with pytest.raises(RuntimeError, match="a Tensor with 12 elements cannot be converted to Scalar"):
+        t.item()
+    assert "aten._local_scalar_dense.default" not in log
     assert "tensor(" in repr(t) and "0." in repr(t)
     meta = minitorch.Tensor._make_wrapper_subclass(LoggingTensor, (2, 3), dtype=minitorch.int64, device="meta")
     assert meta.stride() == (3, 1) and meta.device.type == "meta" and meta.dtype == minitorch.int64
+
+
+@pytest.mark.parametrize("lib", _libs(), ids=lambda m: m.__name__)
+def test_item_and_conversions_reach_dispatch(lib):
+    """item(), float(), int() and bool() of a wrapper send aten._local_scalar_dense, whose
+    handler's number they return (PyTorch's; a wrapper has no memory to read)."""
+    log = []
+    LoggingTensor = logging_tensor(lib, log)
+    t = LoggingTensor(lib.tensor([2.5]))
+    assert (t.item(), float(t), int(t), bool(t)) == (2.5, 2.5, 2, True)
+    assert log == ["aten._local_scalar_dense.default"] * 4
+    assert LoggingTensor(lib.tensor(3)).sum().item() == 3
 
 
 def test_gradient_object_outlives_its_python_references():
