@@ -31,7 +31,9 @@ accumulate_sparse(mt_node *n, int nr, mt_tensor *grad)
 
 /* Adds grad into n's buffer for output nr (takes the reference to grad): in place where the
  * buffer is the engine's alone, as PyTorch's InputBuffer (a weight used at every step of a loop
- * gets one buffer, not a new one per step). */
+ * gets one buffer, not a new one per step). Never in place when either is a __torch_dispatch__
+ * wrapper: an in-place add returns its plain self, so a wrapper's gradient summed into a plain
+ * buffer would lose its class, or not, by the buffer's reference count of the moment. */
 mt_status
 mt_engine_accumulate(mt_node *n, int nr, mt_tensor *grad)
 {
@@ -46,7 +48,8 @@ mt_engine_accumulate(mt_node *n, int nr, mt_tensor *grad)
     if (mt_is_sparse_grad(b)) {
         return accumulate_sparse(n, nr, grad);
     }
-    if (engine_only(b) && !grad->requires_grad && b->dtype == grad->dtype &&
+    if (engine_only(b) && !b->python_dispatch && !grad->python_dispatch &&
+        !grad->requires_grad && b->dtype == grad->dtype &&
         b->ndim == grad->ndim &&
         memcmp(b->sizes, grad->sizes, sizeof(int64_t) * (size_t)b->ndim) == 0) {
         mt_status st = mt_op_add_(b, grad, mt_scalar_int(1), NULL);
