@@ -48,9 +48,8 @@ mt_engine_accumulate(mt_node *n, int nr, mt_tensor *grad)
     if (mt_is_sparse_grad(b)) {
         return accumulate_sparse(n, nr, grad);
     }
-    if (engine_only(b) && !b->python_dispatch && !grad->python_dispatch &&
-        !grad->requires_grad && b->dtype == grad->dtype &&
-        b->ndim == grad->ndim &&
+    if (engine_only(b) && !b->python_dispatch && !grad->python_dispatch && !grad->requires_grad &&
+        b->dtype == grad->dtype && b->ndim == grad->ndim &&
         memcmp(b->sizes, grad->sizes, sizeof(int64_t) * (size_t)b->ndim) == 0) {
         mt_status st = mt_op_add_(b, grad, mt_scalar_int(1), NULL);
         mt_tensor_release(grad);
