@@ -253,8 +253,12 @@ def make_cases(libs):
 
 
 def libraries(threads):
-    """minitorch and, where installed, PyTorch set to `threads` threads (a child's libraries)."""
-    sys.path.insert(0, os.getcwd())
+    """minitorch and, where installed, PyTorch set to `threads` threads (a child's libraries).
+
+    minitorch is the one PYTHONPATH names when it is set (to time another checkout's build),
+    else the checkout this script is in, whatever the current directory."""
+    if not os.environ.get("PYTHONPATH"):
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import minitorch
 
     libs = {"minitorch": minitorch}
