@@ -202,12 +202,13 @@ class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
         # one op (Op::to in the profiler, as aten::to): self when nothing changes, else _to_copy
         return _C.to(self, dtype=dtype, device=dev, copy=bool(copy))
 
-    def copy_(self, src, non_blocking: bool = False) -> "Tensor":
-        """self's values become src's (broadcast and cast to self's dtype). non_blocking lets a
-        copy between host and device overlap the caller; copies here complete before returning."""
+    def copy_(self, other, non_blocking: bool = False) -> "Tensor":
+        """self's values become other's (broadcast and cast to self's dtype); `other` is PyTorch's
+        Python name of the schema's `src`. non_blocking lets a copy between host and device
+        overlap the caller; copies here complete before returning."""
         if not isinstance(non_blocking, bool):
             raise TypeError(f"copy_(): argument 'non_blocking' must be bool, not {type(non_blocking).__name__}")
-        return _C.TensorBase.copy_(self, src)
+        return _C.TensorBase.copy_(self, other)
 
     def record_stream(self, stream) -> None:
         """Marks the tensor's memory as used on stream: the caching allocator does not reuse it

@@ -824,3 +824,17 @@ def test_fills_of_zero_and_negative_zero_keep_their_bits():
     np.testing.assert_array_equal(x.numpy(), np.tile([0.0, 1.0], (300, 151)))
     for dt in (minitorch.int32, minitorch.int64, minitorch.bool, minitorch.complex64):
         assert not minitorch.zeros(1000, dtype=dt).numpy().any()
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.copy_(other=lib.tensor([1.0, 2.0])),
+    lambda lib, x: x.copy_(lib.tensor([3, 4]), non_blocking=True),
+    lambda lib, x: x.copy_(2.5),
+    lambda lib, x: lib.Tensor.copy_(x, lib.tensor([5.0, 6.0]), False),
+])
+def test_copy_keywords_as_torch(call):
+    """Tensor.copy_(other, non_blocking=False): PyTorch's Python names (the schema's is `src`)."""
+    torch = pytest.importorskip("torch")
+    got = call(minitorch, minitorch.zeros(2))
+    want = call(torch, torch.zeros(2))
+    assert got.tolist() == want.tolist() and str(got.dtype)[len("minitorch."):] == str(want.dtype)[len("torch."):]

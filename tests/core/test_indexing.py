@@ -484,8 +484,10 @@ def test_copy_errors():
         minitorch.zeros(2, 3).copy_(minitorch.zeros(3, 2))
     with pytest.raises(RuntimeError):
         minitorch.zeros(2, 3).copy_(minitorch.zeros(1, 2, 3))
+    # a number is a source, as in PyTorch (copy_(3) fills with 3); anything else is refused
     with pytest.raises(TypeError, match="must be Tensor"):
-        minitorch.zeros(3).copy_(3)
+        minitorch.zeros(3).copy_("3")
+    assert minitorch.zeros(3).copy_(3).tolist() == [3.0, 3.0, 3.0]
 
 
 def test_copy_from_overlapping_source():
