@@ -104,4 +104,8 @@ def test_a_timeout_aborts_the_group_as_pytorch_gloo(n):
                        "barrier RuntimeError  closure at once", "all_gather RuntimeError  closure at once",
                        "default group all_reduce ok", f"sum {[float(n)] * 3}"]
     pytest.importorskip("torch")
-    assert got == spawned_stdout(script, "torch", nprocs=n)
+    want = spawned_stdout(script, "torch", nprocs=n)
+    # torch's gloo barrier on the aborted group names either the pair closure or a timeout, run to
+    # run (both seen; both raise at once): the line above holds minitorch to the first
+    barrier_timeout = "barrier RuntimeError timed out  at once"
+    assert got == [("barrier RuntimeError  closure at once" if w == barrier_timeout else w) for w in want]
