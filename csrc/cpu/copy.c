@@ -44,7 +44,8 @@ MT_ALL_DTYPES(CAST_TO_ARGS)
 static const mt_loop_fn cast_loops[MT_NUM_DTYPES][MT_NUM_DTYPES] = {MT_ALL_DTYPES(CAST_ROW)};
 
 /* Casts to and from complex (parts of type P: float or double). A real value becomes (v, 0); a
- * complex one becomes a real by its real part, as PyTorch's copy_ does (it warns). */
+ * complex one becomes a real by its real part, as PyTorch's copy_ does (it warns), and a bool by
+ * whether either part is nonzero (no warning). */
 // out (any shape) complex, in real broadcast to it
 #define TO_COMPLEX_LOOP(P, PS, FROM_E, FROM_T, FROM_S)                                           \
     static void cast_##FROM_S##_c##PS(char **data, const int64_t *strides, int64_t n, void *ctx) \
@@ -57,13 +58,15 @@ static const mt_loop_fn cast_loops[MT_NUM_DTYPES][MT_NUM_DTYPES] = {MT_ALL_DTYPE
         }                                                                                        \
     }
 // out (any shape) real, in complex broadcast to it
-#define FROM_COMPLEX_LOOP(P, PS, TO_E, TO_T, TO_S)                                              \
-    static void cast_c##PS##_##TO_S(char **data, const int64_t *strides, int64_t n, void *ctx)  \
-    {                                                                                           \
-        (void)ctx;                                                                              \
-        for (int64_t i = 0; i < n; i++) {                                                       \
-            MT_ST_##TO_S(data[0] + i * strides[0], ((const P *)(data[1] + i * strides[1]))[0]); \
-        }                                                                                       \
+#define FROM_COMPLEX_LOOP(P, PS, TO_E, TO_T, TO_S)                                             \
+    static void cast_c##PS##_##TO_S(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                          \
+        (void)ctx;                                                                             \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            const P *x = (const P *)(data[1] + i * strides[1]);                                \
+            MT_ST_##TO_S(data[0] + i * strides[0],                                             \
+                         TO_E == MT_BOOL ? (P)(x[0] != 0 || x[1] != 0) : x[0]);                \
+        }                                                                                      \
     }
 // out (any shape) complex of parts TO_P, in complex of parts FROM_P broadcast to it
 #define COMPLEX_COMPLEX_LOOP(TO_P, TO_S, FROM_P, FROM_S)                                 \

@@ -8,7 +8,7 @@
  * (hypot of the parts), sum, mean and cumsum (each part alike, on the real view; a real input
  * cast first when dtype= is complex), the matrix products (four real products of the parts;
  * addmm, addmv and baddbmm add beta * self to one), var and std (the parts' variances summed),
- * the norms (of abs) and the uniform_ and normal_ fills (on the real view), so their gradients
+ * the norms (of abs), any, all and the logical ops (of t != 0) and the uniform_ and normal_ fills (on the real view), so their gradients
  * come from those ops' rows.
  * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for (sign
  * with its own, pointing at sgn). The CUDA backend has no complex kernels: a call there runs
@@ -316,6 +316,26 @@ complex_random_fill(mt_op op, mt_args *a)
     return st;
 }
 
+// any, all and the logical ops (not, and, or, xor) with complex operands: the same call with
+// each complex operand t replaced by t != 0 (either part nonzero, NaN too), as PyTorch reads them
+static mt_status
+complex_logical(mt_op op, mt_args *a)
+{
+    tmp s = {0};
+    mt_args b = *a;
+    b.out[0] = NULL;
+    for (int k = 0; k < 2; k++) {
+        if (b.t[k] && mt_dtype_is_complex(b.t[k]->dtype)) {
+            b.t[k] = bin(&s, MT_OP_ne, a->t[k], num(&s, 0.0));
+        }
+    }
+    if (s.st == MT_OK) {
+        mt_status st = mt_dispatch(op, &b);
+        give(&s, own(&s, st, &b.out[0]), &a->out[0]);
+    }
+    return finish(&s);
+}
+
 /* The ops with a complex form written in other ops. */
 static const struct {
     mt_op op;
@@ -335,6 +355,12 @@ static const struct {
                      {MT_OP_var, complex_moment},
                      {MT_OP_std, complex_moment},
                      {MT_OP_norm, complex_norm},
+                     {MT_OP_any, complex_logical},
+                     {MT_OP_all, complex_logical},
+                     {MT_OP_logical_not, complex_logical},
+                     {MT_OP_logical_and, complex_logical},
+                     {MT_OP_logical_or, complex_logical},
+                     {MT_OP_logical_xor, complex_logical},
                      {MT_OP_linalg_vector_norm, complex_norm},
                      {MT_OP_uniform_, complex_random_fill},
                      {MT_OP_normal_, complex_random_fill}};

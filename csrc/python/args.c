@@ -562,7 +562,8 @@ drops_imaginary(mt_op op, const mt_args *a)
     }
     const mt_tensor *src = op == MT_OP_copy_ ? a->t[1] : a->t[0];
     const mt_tensor *dst = op == MT_OP_copy_ ? a->t[0] : a->out[0];
-    return src && dst && mt_dtype_is_complex(src->dtype) && !mt_dtype_is_complex(dst->dtype);
+    return src && dst && mt_dtype_is_complex(src->dtype) && !mt_dtype_is_complex(dst->dtype) &&
+           dst->dtype != MT_BOOL; /* a bool keeps both parts: nonzero either */
 }
 
 /* var and std (and their _mean forms) leaving no degrees of freedom: each result reduces n

@@ -305,7 +305,8 @@ nb_bool(PyObject *x)
     if (single_value(x, &s, "bool") < 0) {
         return -1;
     }
-    return mt_scalar_to_double(s) != 0 || (s.type == MT_FLOAT64 && s.v.f != s.v.f);
+    return mt_scalar_to_double(s) != 0 || (s.type == MT_FLOAT64 && s.v.f != s.v.f) ||
+           (s.is_complex && s.imag != 0);
 }
 
 static PyObject *
