@@ -16,7 +16,7 @@ _Static_assert(sizeof(mt_cuda_ew) <= 4096 && sizeof(mt_cuda_red) <= 4096,
 static mt_cuda_scalar
 to_cuda_scalar(mt_scalar v)
 {
-    return (mt_cuda_scalar){mt_scalar_to_double(v), mt_scalar_to_int(v)};
+    return (mt_cuda_scalar){mt_scalar_to_double(v), mt_scalar_to_int(v), v.imag};
 }
 
 static bool
@@ -207,6 +207,7 @@ run(mt_ew_plan *plan, mt_ew_id row, mt_dtype dt, const mt_scalar *k, bool *zero_
         p.k3 = to_cuda_scalar(k[2]);
     }
     geometry(&p, plan->ndim, plan->shape, ops, plan->nin + 1);
+    p.vec &= mt_dtype_size(dt) <= 8; /* 4 complex128 would be a 64-byte pack: 32 are checked */
     if (p.n == 0) {
         return MT_OK;
     }

@@ -1,6 +1,7 @@
 // The elementwise and cast kernels of the CUDA backend, and the tables the host code picks
 // them from. Kernels only index and compute: one functor per row of ops/elementwise.def and
-// dtype, generated from the table, calls the row's core/math.h function; the argument checks,
+// dtype, generated from the table, calls the row's core/math.h function (complex64 and
+// complex128: the MT_EW_COMPLEX rows', core/math_complex_parts.h); the argument checks,
 // promotion and output are the front end's (csrc/ops/elementwise.c), the launch the host
 // code's (elementwise.c).
 #include <stdbool.h>
@@ -11,6 +12,10 @@
 #include "cuda/grid_stride.h"
 #include "cuda/kernels.h"
 #include "ops/elementwise_table.h"
+
+extern "C" {
+#include "core/math_complex_parts.h"
+}
 
 // The functor of row name on dtype T (suffix S): f(x, y, z, k, k2, k3) with the form's operand
 // types (T1, T2, T3, the scalars k, k2, k3 of type T) and result type R.
@@ -32,6 +37,8 @@ namespace ew
 #define NO_FUNCTOR(name, form, T, S)
 #define MT_EW(name, form, dtypes, meta, kernel) \
     MT_EW_DTYPES_##dtypes(FUNCTOR, NO_FUNCTOR, name, form)
+#define MT_EW_COMPLEX(name, form) \
+    FUNCTOR(name, form, mt_z64, z64) FUNCTOR(name, form, mt_z128, z128)
 #include "ops/elementwise.def"
 #undef FUNCTOR
 #undef NO_FUNCTOR
@@ -86,6 +93,19 @@ __device__ __forceinline__ mt_bf16
 scalar_as<mt_bf16>(const mt_cuda_scalar &s)
 {
     return mt_float_to_bf16((float)s.f);
+}
+// a complex number's parts: its double and im (a real number's im is 0)
+template <>
+__device__ __forceinline__ mt_z64
+scalar_as<mt_z64>(const mt_cuda_scalar &s)
+{
+    return mt_z_z64((float)s.f, (float)s.im);
+}
+template <>
+__device__ __forceinline__ mt_z128
+scalar_as<mt_z128>(const mt_cuda_scalar &s)
+{
+    return mt_z_z128(s.f, s.im);
 }
 
 // A cast's value as a C number (float16 and bfloat16 as float), and its store with PyTorch's
@@ -142,6 +162,56 @@ template <> struct store_as<mt_bf16> {
         return mt_float_to_bf16((float)v);
     }
 };
+
+// A cast from From to To: the value through as_number and store_as; a real number becomes the
+// real part of a complex one, a complex number gives a real dtype its real part (the front end
+// warns, as PyTorch's) and bool whether it is nonzero, and complex dtypes convert part by part.
+template <typename To, typename From> struct convert {
+    static __device__ __forceinline__ To go(From v)
+    {
+        return store_as<To>::go(as_number(v));
+    }
+};
+template <typename From> struct convert<mt_z64, From> {
+    static __device__ __forceinline__ mt_z64 go(From v)
+    {
+        return mt_z_z64((float)as_number(v), 0);
+    }
+};
+template <typename From> struct convert<mt_z128, From> {
+    static __device__ __forceinline__ mt_z128 go(From v)
+    {
+        return mt_z_z128((double)as_number(v), 0);
+    }
+};
+#define FROM_COMPLEX(Z)                                   \
+    template <typename To> struct convert<To, Z> {        \
+        static __device__ __forceinline__ To go(Z v)      \
+        {                                                 \
+            return store_as<To>::go(v.re);                \
+        }                                                 \
+    };                                                    \
+    template <> struct convert<bool, Z> {                 \
+        static __device__ __forceinline__ bool go(Z v)    \
+        {                                                 \
+            return v.re != 0 || v.im != 0;                \
+        }                                                 \
+    };                                                    \
+    template <> struct convert<mt_z64, Z> {               \
+        static __device__ __forceinline__ mt_z64 go(Z v)  \
+        {                                                 \
+            return mt_z_z64((float)v.re, (float)v.im);    \
+        }                                                 \
+    };                                                    \
+    template <> struct convert<mt_z128, Z> {              \
+        static __device__ __forceinline__ mt_z128 go(Z v) \
+        {                                                 \
+            return mt_z_z128(v.re, v.im);                 \
+        }                                                 \
+    };
+FROM_COMPLEX(mt_z64)
+FROM_COMPLEX(mt_z128)
+#undef FROM_COMPLEX
 
 // Input k (1 to 3) at element offset off, or its scalar when it has no data.
 template <typename T>
@@ -318,12 +388,12 @@ cast_kernel(mt_cuda_ew p)
         int64_t off[MT_CUDA_MAX_OPERANDS] = {i, i, i, i};
         offsets_of(p, i, off);
         const From v = load_((const From *)p.data[1] + off[1]);
-        ((To *)p.data[0])[off[0]] = store_as<To>::go(as_number(v));
+        ((To *)p.data[0])[off[0]] = convert<To, From>::go(v);
     }
 }
 
 // ---- the tables (positional: ops/elementwise.def's row order, mt_dtype order bool, int32,
-// int64, float32, float64) ----
+// int64, float32, float64, then for fills and casts uint8 to bfloat16, complex64, complex128) ----
 
 #define ENTRY(name, form, T, S) MT_KERNEL_PTR(ew_kernel<ew::name##_##S>),
 #define NO_ENTRY(name, form, T, S) nullptr,
@@ -335,27 +405,46 @@ static const void *const ew_kernels[MT_NUM_EW][MT_NUM_DTYPES] = {
 #undef ENTRY
 #undef NO_ENTRY
 
+// The MT_EW_COMPLEX rows' kernels, [row][0] complex64 and [row][1] complex128 (filled by name:
+// those rows are not the first rows, and C++ has no array designators); NULL for the others.
+static const struct complex_table {
+    const void *k[MT_NUM_EW][2];
+    complex_table() : k()
+    {
+#define MT_EW_COMPLEX(name, form)                                  \
+    k[MT_EW_##name][0] = MT_KERNEL_PTR(ew_kernel<ew::name##_z64>); \
+    k[MT_EW_##name][1] = MT_KERNEL_PTR(ew_kernel<ew::name##_z128>);
+#include "ops/elementwise.def"
+    }
+} complex_kernels;
+
+static_assert(MT_BFLOAT16 == 9 && MT_COMPLEX64 == 10 && MT_COMPLEX128 == 11,
+              "the fill and cast tables list the dtypes up to complex128 in mt_dtype order");
 static const void *const fill_kernels[MT_NUM_DTYPES] = {
     MT_KERNEL_PTR(fill_kernel<bool>),    MT_KERNEL_PTR(fill_kernel<int32_t>),
     MT_KERNEL_PTR(fill_kernel<int64_t>), MT_KERNEL_PTR(fill_kernel<float>),
     MT_KERNEL_PTR(fill_kernel<double>),  MT_KERNEL_PTR(fill_kernel<uint8_t>),
     MT_KERNEL_PTR(fill_kernel<int8_t>),  MT_KERNEL_PTR(fill_kernel<int16_t>),
     MT_KERNEL_PTR(fill_kernel<mt_half>), MT_KERNEL_PTR(fill_kernel<mt_bf16>),
+    MT_KERNEL_PTR(fill_kernel<mt_z64>),  MT_KERNEL_PTR(fill_kernel<mt_z128>),
 };
 
 #define C(To, From) MT_KERNEL_PTR(cast_kernel<To, From>)
-#define FROM(To)                                                                    \
-    {C(To, bool),    C(To, int32_t), C(To, int64_t), C(To, float),   C(To, double), \
-     C(To, uint8_t), C(To, int8_t),  C(To, int16_t), C(To, mt_half), C(To, mt_bf16)}
+#define FROM(To)                                                                                   \
+    {C(To, bool),   C(To, int32_t), C(To, int64_t), C(To, float),   C(To, double), C(To, uint8_t), \
+     C(To, int8_t), C(To, int16_t), C(To, mt_half), C(To, mt_bf16), C(To, mt_z64), C(To, mt_z128)}
 static const void *const cast_kernels[MT_NUM_DTYPES][MT_NUM_DTYPES] = {
-    FROM(bool),    FROM(int32_t), FROM(int64_t), FROM(float),   FROM(double),
-    FROM(uint8_t), FROM(int8_t),  FROM(int16_t), FROM(mt_half), FROM(mt_bf16),
+    FROM(bool),   FROM(int32_t), FROM(int64_t), FROM(float),   FROM(double), FROM(uint8_t),
+    FROM(int8_t), FROM(int16_t), FROM(mt_half), FROM(mt_bf16), FROM(mt_z64), FROM(mt_z128),
 };
 #undef C
 
 extern "C" const void *
 mt_cuda_ew_kernel(mt_ew_id row, mt_dtype dt)
 {
+    if (dt == MT_COMPLEX64 || dt == MT_COMPLEX128) {
+        return complex_kernels.k[row][dt - MT_COMPLEX64];
+    }
     return ew_kernels[row][dt];
 }
 

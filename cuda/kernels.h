@@ -25,10 +25,12 @@ extern "C" {
 #define MT_CUDA_THREADS 256 /* threads per block of the elementwise kernels */
 #define MT_CUDA_MAX_OPERANDS 4 /* out and up to three inputs (where, clamp) */
 
-/* A value stored both ways, so a kernel of any dtype reads it without a host-side switch. */
+/* A value stored both ways, so a kernel of any dtype reads it without a host-side switch; im
+ * is a complex number's imaginary part (0 for the others), which the complex loops read. */
 typedef struct mt_cuda_scalar {
     double f;
     int64_t i;
+    double im;
 } mt_cuda_scalar;
 
 /* One elementwise launch, passed by value. Operand 0 is the output. Inputs already have the

@@ -11,14 +11,14 @@
  * the norms (of abs), any, all and the logical ops (of t != 0) and the uniform_ and normal_ fills (on the real view), so their gradients
  * come from those ops' rows.
  * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for (sign
- * with its own, pointing at sgn). The CUDA backend has no complex kernels: a call there runs
- * as cuda_complex (below) says, through the real views and the host. Nothing here computes an
- * element. */
+ * with its own, pointing at sgn). On the CUDA device a call runs as cuda_complex (below) says:
+ * the backend's complex kernels, the real views, or the host. Nothing here computes an element. */
 #include "dispatch/complex.h"
 
 #include <math.h>
 
 #include "dispatch/backend.h"
+#include "ops/front.h"
 #include "ops/linalg.h"
 #include "ops/op_chain.h"
 #include "ops/ops.h"
@@ -417,6 +417,74 @@ device_copy(mt_tensor *t, mt_device dev, mt_tensor **out)
     return st;
 }
 
+/* Whether the CUDA backend's kernel of op takes complex tensors as they are: the elementwise
+ * family (cuda/kernels.cu has a complex64 and a complex128 loop for each MT_EW_COMPLEX row of
+ * ops/elementwise.def, the rows whose ops have COMPLEX in their flags), fill_ and cat (its
+ * fills and casts have the complex dtypes). */
+static bool
+cuda_kernel_takes_complex(mt_op op)
+{
+    return (mt_op_is_elementwise[op] || op == MT_OP_fill_ || op == MT_OP_cat) &&
+           (mt_op_flags[op] & COMPLEX) && mt_kernel_for(op, MT_KEY_CUDA)->fn != NULL;
+}
+
+/* Whether op, called with a complex self and indices that reach only its own dims, moves the
+ * same elements of its real view (*, 2): index_select along a dim of self, index with at most
+ * self's ndim indices, index_put_ of complex values of self's dtype. No out=. */
+static bool
+on_real_view(mt_op op, const mt_args *a)
+{
+    const mt_tensor *self = a->t[0];
+    if (self == NULL || !mt_dtype_is_complex(self->dtype) || a->into[0] != NULL) {
+        return false;
+    }
+    switch (op) {
+    case MT_OP_index_select:
+        return a->i[0] >= -(int64_t)self->ndim && a->i[0] < (int64_t)self->ndim && self->ndim > 0;
+    case MT_OP_index:
+        return a->ntl <= self->ndim;
+    case MT_OP_index_put_:
+        return a->ntl <= self->ndim && a->t[1] && a->t[1]->dtype == self->dtype &&
+               mt_tensor_device(a->t[1]).type == MT_CUDA;
+    default:
+        return false;
+    }
+}
+
+// index_select, index and index_put_ of self (*) complex on the CUDA device: the same call on
+// view_as_real(self) (*, 2) (a negative dim wrapped against self's dims, so that it never names
+// the parts' dim; index_put_'s values as their real view too), whose kernels move the parts of
+// each element together; the result viewed back as complex (index_put_: self)
+static mt_status
+cuda_complex_real_view(mt_op op, mt_args *a)
+{
+    mt_tensor *real = NULL, *values = NULL;
+    mt_args b = *a;
+    b.plan = NULL; /* dispatched afresh: its own front end runs */
+    b.out[0] = NULL;
+    mt_status st = mt_op_view_as_real(a->t[0], &real);
+    b.t[0] = real;
+    if (op == MT_OP_index_select && a->i[0] < 0) {
+        b.i[0] = a->i[0] + a->t[0]->ndim;
+    }
+    if (st == MT_OK && op == MT_OP_index_put_) {
+        st = mt_op_view_as_real(a->t[1], &values);
+        b.t[1] = values;
+    }
+    if (st == MT_OK) {
+        st = mt_dispatch(op, &b);
+    }
+    if (st == MT_OK && op == MT_OP_index_put_) {
+        a->out[0] = mt_tensor_retain(a->t[0]);
+    } else if (st == MT_OK) {
+        st = mt_op_view_as_complex(b.out[0], &a->out[0]);
+    }
+    mt_tensor_clear(&b.out[0]);
+    mt_tensor_clear(&values);
+    mt_tensor_clear(&real);
+    return st;
+}
+
 /* op on the host: its tensors copied there (a factory made there), the op dispatched as any
  * call (autograd records it between the copies), its results copied back to dev, an in-place
  * op's into self. As dispatch/host_fallback.c's round trip: correct and slow. */
@@ -478,14 +546,16 @@ needs_grad(const mt_args *a)
     return false;
 }
 
-/* A call with complex tensors (or dtype) on the CUDA device, whose backend has no complex
- * kernel: copy_ on the real views (every copy to, from and on the device comes here); empty,
- * which only allocates, by the backend's kernel; an op that takes complex tensors as they are
- * and has no kernel of the backend's but a composite (the views, reshape, _to_copy, clone,
- * stack, zeros, ...) by its composite, on the device, whose ops come back here; any other op on
- * the host. An op autograd records (a formula of its own, a tensor that requires grad) goes to
- * autograd first, which calls it again below itself with grad mode off. Each op on the host is
- * a TODO for a CUDA kernel. */
+/* A call with complex tensors (or dtype) on the CUDA device: copy_ on the real views (every
+ * copy to, from and on the device comes here); empty, which only allocates, and the ops whose
+ * CUDA kernels take complex tensors (cuda_kernel_takes_complex: the elementwise family, fill_,
+ * cat) by the backend's kernel; index_select, index and index_put_ on the real views; an op
+ * that takes complex tensors as they are and has no kernel of the backend's but a composite
+ * (the views, reshape, _to_copy, clone, stack, zeros, conj_physical, ...) by its composite, on
+ * the device, whose ops come back here; any other op on the host. An op autograd records (a
+ * formula of its own, a tensor that requires grad) goes to autograd first, which calls it again
+ * below itself with grad mode off. Each op on the host is a TODO for a CUDA kernel: the FFTs
+ * (no cuFFT in this build), prod and cumprod, gather and scatter, the linear algebra. */
 static mt_status
 cuda_complex(mt_op op, mt_args *a, bool *handled)
 {
@@ -496,8 +566,12 @@ cuda_complex(mt_op op, mt_args *a, bool *handled)
         *handled = true;
         return cuda_complex_copy(a);
     }
-    if (op == MT_OP_empty) {
+    if (op == MT_OP_empty || cuda_kernel_takes_complex(op)) {
         return MT_OK;
+    }
+    if (on_real_view(op, a)) {
+        *handled = true;
+        return cuda_complex_real_view(op, a);
     }
     if ((mt_op_flags[op] & COMPLEX) && mt_kernel_for(op, MT_KEY_CUDA)->fn == NULL &&
         mt_kernel_for(op, MT_KEY_COMPOSITE)->fn != NULL) {

@@ -91,43 +91,29 @@ mt_composite_view_as_complex(mt_args *a)
     return st;
 }
 
-// self (*) -> out (*): the complex conjugate, (re, -im), as view_as_real(self) * [1, -1]; a
-// copy of a real self
+// self (*) -> out (*): the complex conjugate, view_as_complex(stack([re, -im], -1)) of self's
+// parts, on self's device (nothing made on the host); a copy of a real self
 mt_status
 mt_composite_conj_physical(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *real = NULL, *sign = NULL, *host = NULL, *prod = NULL;
+    mt_tensor *self = a->t[0], *real = NULL, *re = NULL, *im = NULL, *neg = NULL, *both = NULL;
     if (!mt_dtype_is_complex(self->dtype)) {
         return mt_op_clone(self, &a->out[0]);
     }
-    const int64_t two = 2;
-    const mt_dtype dt = mt_dtype_to_real(self->dtype);
-    /* (1, -1) written on the host, then moved to self's device */
-    mt_status st = mt_tensor_empty(1, &two, dt, MT_DEVICE_CPU, &host);
-    if (st) {
-        return st;
+    mt_status st = mt_op_view_as_real(self, &real);
+    if (st == MT_OK && (st = mt_op_select(real, self->ndim, 0, &re)) == MT_OK &&
+        (st = mt_op_select(real, self->ndim, 1, &im)) == MT_OK &&
+        (st = mt_op_neg(im, &neg)) == MT_OK) {
+        mt_tensor *parts[2] = {re, neg};
+        if ((st = mt_op_stack(2, parts, -1, &both)) == MT_OK) {
+            st = mt_op_view_as_complex(both, &a->out[0]);
+        }
     }
-    if (dt == MT_FLOAT32) {
-        ((float *)mt_tensor_data(host))[0] = 1.0f;
-        ((float *)mt_tensor_data(host))[1] = -1.0f;
-    } else {
-        ((double *)mt_tensor_data(host))[0] = 1.0;
-        ((double *)mt_tensor_data(host))[1] = -1.0;
-    }
-    if (mt_tensor_device(self).type == MT_CPU) {
-        sign = mt_tensor_retain(host);
-    } else if ((st = mt_op__to_copy(host, dt, mt_tensor_device(self), &sign))) {
-        mt_tensor_clear(&host);
-        return st;
-    }
-    mt_tensor_clear(&host);
-    if ((st = mt_op_view_as_real(self, &real)) == MT_OK &&
-        (st = mt_op_mul(real, sign, &prod)) == MT_OK) {
-        st = mt_op_view_as_complex(prod, &a->out[0]);
-    }
-    mt_tensor_clear(&prod);
+    mt_tensor_clear(&both);
+    mt_tensor_clear(&neg);
+    mt_tensor_clear(&im);
+    mt_tensor_clear(&re);
     mt_tensor_clear(&real);
-    mt_tensor_clear(&sign);
     return st;
 }
 

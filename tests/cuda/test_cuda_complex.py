@@ -1,6 +1,7 @@
 """Complex tensors on the CUDA device (csrc/dispatch/complex.c's cuda_complex): copies through the
-real views, views and other composites on the device, every other op on the host and its result
-brought back. Each result is on the device and equals the CPU's, and so does the gradient of a real
+real views, the elementwise ops, fills and cat by the device's complex kernels, indexing on the real
+views, views and other composites on the device, the remaining ops on the host and their results
+brought back (tests/cuda/test_cuda_complex_kernels.py checks which stay on the device). Each result is on the device and equals the CPU's, and so does the gradient of a real
 loss (tests/ops/test_complex_everyday.py checks the CPU's against PyTorch); LLaMA's rotary embedding
 (view_as_complex, a complex product, view_as_real) forward and backward as the programs of
 tests/programs run it on a GPU."""

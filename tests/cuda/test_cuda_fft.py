@@ -1,5 +1,5 @@
-"""minitorch.fft and complex tensors on the CUDA device: the backend has no FFT and no complex
-kernels, so a transform of a CUDA tensor runs on the host (the primitives' host round trip) and its
+"""minitorch.fft and complex tensors on the CUDA device: the backend has no FFT (no cuFFT in its
+build), so a transform of a CUDA tensor runs on the host (the primitives' host round trip) and its
 complex result comes back to the device, equal to the CPU's, its gradient too; complex tensors move
 to and from the device and are made there (csrc/dispatch/complex.c)."""
 import numpy as np
