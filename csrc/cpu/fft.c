@@ -28,10 +28,9 @@
 
 static const double pi = 3.14159265358979323846;
 
-/* cpu/fft_row_vec.h passes vectors by value between inline functions, where no ABI is involved
- * (GCC warns, to the end of the file, that one of 64 bytes is passed differently with AVX-512
- * than without) */
-#pragma GCC diagnostic ignored "-Wpsabi"
+/* cpu/fft_row_vec.h passes vectors by value between inline functions, where no ABI is involved:
+ * setup.py compiles this file with -Wno-psabi (GCC's notes on how such vectors were passed in
+ * other versions are not silenced by a pragma) */
 
 /* A pass's lines: a thread takes at least this many elements' worth. */
 #define FFT_GRAIN 16384
