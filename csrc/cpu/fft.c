@@ -7,7 +7,8 @@
  * one, along the last dim of `dim`, and c2r's real pass comes last, after the complex ones
  * over the one-sided half. The lines of a pass go a block at a time (cpu/fft_impl.h), the
  * blocks shared among the threads, except contiguous lines of a short power-of-two length:
- * those go one at a time where they lie (cpu/fft_row_impl.h). A complex64 or float32
+ * those go one at a time where they lie (cpu/fft_row_impl.h); and up to 4 lines (complex64)
+ * left over after a c2c pass's blocks go side by side in 32-byte vectors (F(narrow)). A complex64 or float32
  * transform computes in float, a complex128 or float64 one in double. The plans (twiddles, Bluestein's chirp) of the
  * lengths last used stay in a small cache. The inverse transform is the conjugate of the
  * forward one of the conjugate. */

@@ -29,6 +29,7 @@ typedef struct F(plan) {
     int rv;          /* the short-line path (cpu/fft_row_impl.h): entries per vector, 0: none */
     R *rtw; /* its twiddles: the transform of n / rv's, then the lanes' (from rtw_lane) */
     int64_t rtw_lane;
+    R *ctw; /* a few lines side by side in 32-byte vectors (F(narrow)): the twiddles of n, or NULL */
 } F(plan);
 
 static void
@@ -46,6 +47,7 @@ F(plan_free)(F(plan) * p)
     F(plan_free)(p->p2);
     free(p->tw4);
     free(p->rtw);
+    free(p->ctw);
     free(p);
 }
 
@@ -859,6 +861,10 @@ F(line_starts)(const fft_pass *ps, int64_t l0, int cnt, const R **src, R **dst)
 // shape of the pass
 // (c2c; r2c and c2r of even n through the complex transform of n / 2 pairs, of odd n through
 // the full complex one) decides the reading and the writing
+static int F(narrow_lanes)(const fft_pass *ps, const F(plan) * p);
+MT_SIMD_CLONES static void F(narrow)(const fft_pass *ps, const F(plan) * p, R *buf,
+                                     const R *const *src, R *const *dst, int cnt);
+
 MT_SIMD_CLONES static void
 F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, int cnt,
          bool stream)
@@ -866,6 +872,10 @@ F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, 
     const R *src[L] = {NULL};
     R *dst[L];
     F(line_starts)(ps, l0, cnt, src, dst);
+    if (cnt <= F(narrow_lanes)(ps, p)) { /* a few lines left over: not a block of L */
+        F(narrow)(ps, p, blk, src, dst, cnt);
+        return;
+    }
     const int64_t n = ps->n, h = n / 2;
     const bool even = n % 2 == 0, inv = ps->inverse;
     const R scale = (R)ps->scale;

@@ -3,7 +3,8 @@
 aligned one by one (63 complex entries: 504 bytes) are transposed into a buffer in L1 and
 streamed on from there as one run (F(staged)); a line whose length is not a multiple of L / 2
 entries ends with one more tile over its last L / 2 (some written twice). The odd radices' sine
-and cosine tables (F(bfp)) are checked on 3, 5, 7, 11 and larger primes. Lengths on either side
+and cosine tables (F(bfp)) are checked on 3, 5, 7, 11 and larger primes; the few lines left
+after a c2c pass's blocks, side by side in 32-byte vectors (F(narrow)), on column passes. Lengths on either side
 of the buffer's limit (256 entries, complex64 and complex128), odd, prime and mixed; every
 norm; n= padding and cropping; lines that lie apart in the input; batched dims; one and two
 threads. complex64 is held to PyTorch's own error against NumPy's float64 transform
@@ -90,3 +91,37 @@ def test_odd_radices_small(n):
     a = _signal((37, 2 * n), False, n + 1)
     _compare("rfft", a)
     _compare("irfft", _signal((37, n + 1), True, n + 2), n=2 * n, norm="ortho")
+
+
+@pytest.mark.parametrize("n", [2, 4, 8, 64, 512, 1024, 2048])
+def test_columns_left_over_complex64(n):
+    """A c2c pass across rows (dim 0): the columns past the last block of 16 go side by side in
+    32-byte vectors when at most 4 are left and n is a power of two up to 1024 (F(narrow)), else
+    in a block; 1 to 5 left, and rfft2 / irfft2 of n x n (n / 2 + 1 columns: one left over)."""
+    for cols in (1, 2, 3, 4, 5, 17, 20, 21):
+        c = _signal((n, cols), True, n + cols)
+        _compare("fft", c, dim=0)
+        _compare("ifft", c, dim=0, norm="ortho")
+        _compare("fft", c, layout="sliced", dim=0, norm="forward")
+    a = _signal((3, n, n), False, n)
+    _compare("rfft2", a)
+    _compare("irfft2", _signal((n, n // 2 + 1), True, n + 1), s=(n, n), norm="ortho")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_columns_left_over_complex128_like_numpy(threads):
+    """complex128's 32-byte vectors hold 2 entries: 1 or 2 columns left over go side by side."""
+    saved = _threads(threads)
+    try:
+        rng = np.random.default_rng(threads)
+        for n in (2, 16, 256, 1024):
+            for cols in (1, 2, 3, 9, 10):
+                z = rng.standard_normal((n, cols)) + 1j * rng.standard_normal((n, cols))
+                tol = 1e-15 * np.sqrt(n) * 8 * np.abs(z).max() * np.sqrt(n)
+                for norm in NORMS:
+                    for name in ("fft", "ifft"):
+                        got = _np(getattr(minitorch.fft, name)(minitorch.tensor(z), dim=0, norm=norm))
+                        want = getattr(np.fft, name)(z, axis=0, norm=norm)
+                        np.testing.assert_allclose(got, want, atol=tol, rtol=0, err_msg=(name, n, cols))
+    finally:
+        minitorch.set_num_threads(saved)
