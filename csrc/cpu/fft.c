@@ -7,7 +7,8 @@
  * one, along the last dim of `dim`, and c2r's real pass comes last, after the complex ones
  * over the one-sided half. The lines of a pass go a block at a time (cpu/fft_impl.h), the
  * blocks shared among the threads, except contiguous lines of a short power-of-two length:
- * those go one at a time where they lie (cpu/fft_row_impl.h). A complex64 or float32
+ * those go one at a time where they lie (cpu/fft_row_impl.h); and up to 4 lines (complex64)
+ * left over after a c2c pass's blocks go side by side in 32-byte vectors (F(narrow)). A complex64 or float32
  * transform computes in float, a complex128 or float64 one in double. The plans (twiddles, Bluestein's chirp) of the
  * lengths last used stay in a small cache. The inverse transform is the conjugate of the
  * forward one of the conjugate. */
@@ -28,10 +29,9 @@
 
 static const double pi = 3.14159265358979323846;
 
-/* cpu/fft_row_vec.h passes vectors by value between inline functions, where no ABI is involved
- * (GCC warns, to the end of the file, that one of 64 bytes is passed differently with AVX-512
- * than without) */
-#pragma GCC diagnostic ignored "-Wpsabi"
+/* cpu/fft_row_vec.h passes vectors by value between inline functions, where no ABI is involved:
+ * setup.py compiles this file with -Wno-psabi (GCC's notes on how such vectors were passed in
+ * other versions are not silenced by a pragma) */
 
 /* A pass's lines: a thread takes at least this many elements' worth. */
 #define FFT_GRAIN 16384

@@ -18,7 +18,7 @@ typedef struct F(plan) {
     int64_t n;
     int nstages;
     int radix[64];
-    R *tw;           /* per stage, from tw_at[s]: W_len^(i r), i < len/p, 0 < r < p; then W_p^t */
+    R *tw; /* per stage, from tw_at[s]: W_len^(i r), i < len/p, 0 < r < p; then F(bfp)'s wp */
     int64_t tw_at[64];
     R *half;         /* the real transforms of 2n: exp(-pi i k / n), k <= n / 2 */
     struct F(plan) * blue; /* Bluestein: the power-of-two plan it convolves at, else NULL */
@@ -29,6 +29,7 @@ typedef struct F(plan) {
     int rv;          /* the short-line path (cpu/fft_row_impl.h): entries per vector, 0: none */
     R *rtw; /* its twiddles: the transform of n / rv's, then the lanes' (from rtw_lane) */
     int64_t rtw_lane;
+    R *ctw; /* a few lines side by side in 32-byte vectors (F(narrow)): the twiddles of n, or NULL */
 } F(plan);
 
 static void
@@ -46,6 +47,7 @@ F(plan_free)(F(plan) * p)
     F(plan_free)(p->p2);
     free(p->tw4);
     free(p->rtw);
+    free(p->ctw);
     free(p);
 }
 
@@ -113,7 +115,9 @@ F(bf4)(const R *restrict a, int64_t ai, R *restrict o, int64_t oi, const R *w, b
 
 // odd radix p, in pairs t and p - t (pocketfft's generic pass): with S_t = a_t + a_(p-t),
 // D_t = a_t - a_(p-t), A = a0 + sum_t S_t cos(2 pi t r / p), B = sum_t D_t sin(2 pi t r / p):
-// o_r = A - i B, o_(p-r) = A + i B; wp: W_p^t, t < p
+// o_r = A - i B, o_(p-r) = A + i B; wp: (cos, sin)(2 pi t r / p), (p / 2, p / 2) by r, t
+// (a table by r and t, not W_p^t by t r mod p: GCC vectorised that index into lane extracts
+// and scalar loads, a fifth of the time of a stage of radix 7)
 FFT_INLINE void
 F(bfp)(const R *restrict a, int64_t ai, R *restrict o, int64_t oi, const R *w, bool tw, int p,
        const R *wp)
@@ -143,8 +147,9 @@ F(bfp)(const R *restrict a, int64_t ai, R *restrict o, int64_t oi, const R *w, b
             ai_[b] = a[L + b];
             br[b] = bi[b] = 0;
         }
+        const R *cs = wp + 2 * (p / 2) * (r - 1);
         for (int t = 1; 2 * t < p; t++) {
-            const R c = wp[2 * (t * r % p)], sn = -wp[2 * (t * r % p) + 1];
+            const R c = cs[2 * (t - 1)], sn = cs[2 * (t - 1) + 1];
 #pragma omp simd
             for (int b = 0; b < L; b++) {
                 ar[b] += sum[t][b] * c;
@@ -283,7 +288,7 @@ F(init_stages)(F(plan) * p)
     for (int st = 0; st < p->nstages; st++) {
         const int r = p->radix[st];
         p->tw_at[st] = count;
-        count += (r - 1) * (p->n / s / r) + (r > 2 && r != 4 ? r : 0);
+        count += (r - 1) * (p->n / s / r) + (r > 2 && r != 4 ? (r / 2) * (r / 2) : 0);
         s *= r;
     }
     p->tw = F(roots)(count);
@@ -300,8 +305,12 @@ F(init_stages)(F(plan) * p)
                 F(set_root)(w + 2 * ((r - 1) * i + q - 1), i * q, len);
             }
         }
-        for (int t = 0; t < r && r > 2 && r != 4; t++) {
-            F(set_root)(w + 2 * ((r - 1) * m + t), t, r);
+        for (int q = 1; 2 * q < r && r > 2 && r != 4; q++) { /* F(bfp)'s wp */
+            for (int t = 1; 2 * t < r; t++) {
+                R *e = w + 2 * ((r - 1) * m + (r / 2) * (q - 1) + t - 1);
+                F(set_root)(e, (int64_t)t * q % r, r);
+                e[1] = -e[1];
+            }
         }
         s *= r;
     }
@@ -574,6 +583,10 @@ F(gather)(R *restrict blk, const R *const *line, int cnt, int64_t n, int64_t es,
         if (j < n) {
             F(prefetch_ahead)(line, 2 * j, false);
         }
+        if (j < n && n >= L / 2) { /* the last L / 2 elements, some again: one more tile */
+            F(tile)(line, 2 * (n - L / 2), rows, 2 * L * (n - L / 2), 1, bytes);
+            j = n;
+        }
         for (; j < n; j++) {
             for (int b = 0; b < L; b++) {
                 blk[2 * L * j + b] = line[b][2 * j];
@@ -605,9 +618,57 @@ F(streams)(R *const *line, bool stream, int bytes)
     return ok;
 }
 
+// the L x L tile rows of scatter, copied on from buf (count reals, one run: the block's lines
+// next to each other) to dst, the whole 64-byte lines of dst by stores past the caches
+#if FFT_STREAMS
+__attribute__((target("avx512f"))) static void
+F(stream_copy)(R *dst, const R *buf, int64_t count)
+{
+    int64_t i = 0;
+    for (; i < count && (uintptr_t)(dst + i) % 64 != 0; i++) {
+        dst[i] = buf[i];
+    }
+    for (; i + L <= count; i += L) {
+        F(vrow) v;
+        memcpy(&v, buf + i, sizeof(v));
+        FFT_STREAM(dst + i, v);
+    }
+    for (; i < count; i++) {
+        dst[i] = buf[i];
+    }
+}
+#else
+FFT_INLINE void
+F(stream_copy)(R *dst, const R *buf, int64_t count)
+{
+    memcpy(dst, buf, sizeof(R) * (size_t)count);
+}
+#endif
+
+/* A block of complex lines that lie one after the other (the last dim), whose result streams
+ * but is not 64-byte aligned line by line (n = 63: 504-byte lines), is transposed into a buffer
+ * of this many bytes, in L1, and streamed on from there as one run: written in place, each
+ * cache line of the result was read first (an FFT along the last dim of (20, 32, 64, 63)
+ * complex64, 20 MiB out, one thread on a loaded machine: 7.8 ms stored in place, 6.6 ms
+ * staged and streamed; PyTorch's 5.2 ms). */
+#define FFT_STAGE_BYTES 32768
+
+// whether scatter's L lines of n complex entries go through the buffer (FFT_STAGE_BYTES): a
+// streamed result, AVX-512 vectors, the lines one run
+FFT_INLINE bool
+F(staged)(R *const *line, bool stream, int bytes, int64_t n)
+{
+    bool ok = FFT_STREAMS && stream && bytes == 64 && n >= L / 2 &&
+              2 * n * L * (int64_t)sizeof(R) <= FFT_STAGE_BYTES;
+    for (int b = 1; b < L && ok; b++) {
+        ok = line[b] == line[0] + 2 * n * b;
+    }
+    return ok;
+}
+
 // lanes b < cnt of blk: element j (< n) to line[b] + j * es, its imaginary part io further
 // (io < 0: its real part only), times scale; the ways of gather, the other way; the tiles
-// stream past the caches where they can when `stream`
+// stream past the caches where they can when `stream` (F(tile_stream), else F(staged))
 FFT_INLINE void
 F(scatter)(const R *restrict blk, R *const *line, int cnt, int64_t n, int64_t es, int64_t io,
            R scale, bool stream)
@@ -616,9 +677,13 @@ F(scatter)(const R *restrict blk, R *const *line, int cnt, int64_t n, int64_t es
     if (cnt == L && es == 2 && io == 1 && F(run_end)((const R *const *)line, 0, cnt, sp) == 1) {
         const int bytes = tile_bytes();
         const bool nt = F(streams)(line, stream, bytes);
+        const bool staged = !nt && F(staged)(line, stream, bytes, n);
+        R buf[staged ? 2 * n * L : 1] __attribute__((aligned(64)));
+        R *to[L]; /* where the tiles go: the lines, or their copy in buf */
         const R *rows[L];
         for (int b = 0; b < L; b++) {
             rows[b] = blk + L * b;
+            to[b] = staged ? buf + 2 * n * b : line[b];
         }
         int64_t j = 0;
         for (; j + L / 2 <= n; j += L / 2) {
@@ -626,17 +691,26 @@ F(scatter)(const R *restrict blk, R *const *line, int cnt, int64_t n, int64_t es
                 F(tile_stream)(rows, 2 * L * j, line, 2 * j, scale);
                 continue;
             }
-            F(prefetch_ahead)((const R *const *)line, 2 * j, true);
-            F(tile)(rows, 2 * L * j, line, 2 * j, scale, bytes);
+            if (!staged) {
+                F(prefetch_ahead)((const R *const *)line, 2 * j, true);
+            }
+            F(tile)(rows, 2 * L * j, to, 2 * j, scale, bytes);
         }
-        if (j < n) {
+        if (j < n && !staged) {
             F(prefetch_ahead)((const R *const *)line, 2 * j, true);
+        }
+        if (j < n && n >= L / 2) { /* the last L / 2 elements, some again (the same values) */
+            F(tile)(rows, 2 * L * (n - L / 2), to, 2 * (n - L / 2), scale, bytes);
+            j = n;
         }
         for (; j < n; j++) {
             for (int b = 0; b < L; b++) {
-                line[b][2 * j] = blk[2 * L * j + b] * scale;
-                line[b][2 * j + 1] = blk[2 * L * j + L + b] * scale;
+                to[b][2 * j] = blk[2 * L * j + b] * scale;
+                to[b][2 * j + 1] = blk[2 * L * j + L + b] * scale;
             }
+        }
+        if (staged) {
+            F(stream_copy)(line[0], buf, 2 * n * L);
         }
         return;
     }
@@ -787,6 +861,10 @@ F(line_starts)(const fft_pass *ps, int64_t l0, int cnt, const R **src, R **dst)
 // shape of the pass
 // (c2c; r2c and c2r of even n through the complex transform of n / 2 pairs, of odd n through
 // the full complex one) decides the reading and the writing
+static int F(narrow_lanes)(const fft_pass *ps, const F(plan) * p);
+MT_SIMD_CLONES static void F(narrow)(const fft_pass *ps, const F(plan) * p, R *buf,
+                                     const R *const *src, R *const *dst, int cnt);
+
 MT_SIMD_CLONES static void
 F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, int cnt,
          bool stream)
@@ -794,6 +872,10 @@ F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, 
     const R *src[L] = {NULL};
     R *dst[L];
     F(line_starts)(ps, l0, cnt, src, dst);
+    if (cnt <= F(narrow_lanes)(ps, p)) { /* a few lines left over: not a block of L */
+        F(narrow)(ps, p, blk, src, dst, cnt);
+        return;
+    }
     const int64_t n = ps->n, h = n / 2;
     const bool even = n % 2 == 0, inv = ps->inverse;
     const R scale = (R)ps->scale;

@@ -73,13 +73,21 @@ F(row_twiddles)(int64_t m, int v, R *tw)
 }
 
 // the short-line path of plan p (p->rv, p->rtw), for a power of two n up to FFT_ROW_MAX with
-// vectors of this machine (tile_bytes) of V entries, V^2 <= n; false when out of memory
+// vectors of this machine (tile_bytes) of V entries, V^2 <= n; and F(narrow)'s twiddles
+// (p->ctw) for a power of two from 2 to FFT_ROW_MAX; false when out of memory
 static bool
 F(init_row)(F(plan) * p)
 {
     const int64_t n = p->n;
     const int bytes = tile_bytes();
     const int v64 = 64 / (2 * (int)sizeof(R)), v32 = 32 / (2 * (int)sizeof(R));
+    if (bytes >= 32 && n >= 2 && n <= FFT_ROW_MAX && (n & (n - 1)) == 0) {
+        p->ctw = F(roots)(2 * v32 * F(row_twiddles)(n, v32, NULL));
+        if (p->ctw == NULL) {
+            return false;
+        }
+        F(row_twiddles)(n, v32, p->ctw);
+    }
     const int v = bytes == 64 && v64 * v64 <= n ? v64 : bytes >= 32 && v32 * v32 <= n ? v32 : 0;
     if (v == 0 || n > FFT_ROW_MAX || (n & (n - 1)) != 0) {
         return true;
@@ -135,6 +143,23 @@ F(row_pass)(const fft_pass *ps, const F(plan) * p)
         }
     }
     return true;
+}
+
+// how many lines of a block pass F(narrow) takes instead of a block: 0 but for c2c with ctw
+static int
+F(narrow_lanes)(const fft_pass *ps, const F(plan) * p)
+{
+    return ps->kind == FFT_C2C && p->ctw != NULL ? 32 / (2 * (int)sizeof(R)) : 0;
+}
+
+// lines b < cnt (at most F(narrow_lanes)) of a c2c pass by 32-byte vectors (F(cols_w32)); buf:
+// a block's room, 64-byte aligned here
+MT_SIMD_CLONES static void
+F(narrow)(const fft_pass *ps, const F(plan) * p, R *buf, const R *const *src, R *const *dst,
+          int cnt)
+{
+    R *at = (R *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    F(cols_w32)(ps, p->ctw, (F(vec_w32) *)(void *)at, src, dst, cnt);
 }
 
 #undef FFT_ROW_RADIX

@@ -283,6 +283,35 @@ G(line)(const R *tw1, const R *lane, int64_t n1, const R *src, R *dst, bool inve
 
 #undef FFT_ROW_ROUND
 
+// lines b < cnt (cnt <= V) of a c2c pass, src[b] -> dst[b] (may be the same), side by side in
+// the lanes of n vectors (the lanes past cnt zero), transformed down the lanes (G(vfft), tw:
+// row_twiddles(n, V)): the lines left over after the blocks of L, which would fill few of a
+// block's lanes (the last column of rfft2's 512 x 257, alone in a block of 16, took an 18th of
+// the column pass); buf: 2 n vectors, aligned
+FFT_INLINE void
+G(cols)(const fft_pass *ps, const R *tw, G(vec) * buf, const R *const *src, R *const *dst, int cnt)
+{
+    const int64_t n = ps->n, es = ps->s_es, ds = ps->d_es;
+    const R sign = ps->inverse ? -1 : 1, scale = (R)ps->scale; /* inverse: of the conjugate */
+    for (int64_t j = 0; j < n; j++) {
+        R e[2 * V] = {0};
+        for (int b = 0; b < cnt; b++) {
+            e[2 * b] = src[b][j * es];
+            e[2 * b + 1] = sign * src[b][j * es + 1];
+        }
+        memcpy(&buf[j], e, VB);
+    }
+    const G(vec) *y = G(vfft)(buf, buf + n, n, tw);
+    for (int64_t j = 0; j < n; j++) {
+        R e[2 * V];
+        memcpy(e, &y[j], VB);
+        for (int b = 0; b < cnt; b++) {
+            dst[b][j * ds] = e[2 * b] * scale;
+            dst[b][j * ds + 1] = sign * e[2 * b + 1] * scale;
+        }
+    }
+}
+
 // lines l0 .. l1 - 1 of the pass (c2c; r2c and c2r of even n through the complex transform of
 // n / 2 pairs, cpu/fft_impl.h's unpack_real and pack_real, by vectors where they can), each in
 // place of its result. A line's unpacking waits for the next line's transform, and a packed
