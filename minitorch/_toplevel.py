@@ -1,4 +1,4 @@
-"""Top-level functions PyTorch programs call that are composites of minitorch's ops: isin, rsub,
+"""Top-level functions PyTorch programs call that are composites of minitorch's ops: isin,
 unravel_index, scalar_tensor, empty_strided, asarray, frombuffer, fill, polar, complex,
 chain_matmul, pdist, nuclear_norm/frobenius_norm, the top-level in-place forms (exp_, clamp_, ...),
 the *_copy functions (a view op's result, copied), unsafe_split/unsafe_chunk, is_neg/resolve_neg
@@ -76,15 +76,6 @@ def range_(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     result = values.to(dtype if dtype is not None else _C._get_default_dtype())
     result.requires_grad_(requires_grad)
     return _to_out(result, out)
-
-def rsub(input, other, *, alpha=1):
-    """other - alpha * input (sub with its operands swapped); input may be a number."""
-    if not isinstance(input, _C.TensorBase):
-        input = _C.tensor(input)
-    if isinstance(other, _C.TensorBase):
-        return _C.sub(other, input, alpha=alpha)
-    wrapped = _C.full((), other, dtype=_C.result_type(input, other), device=input.device)
-    return _C.sub(wrapped, input, alpha=alpha).to(_C.result_type(input, other))
 
 
 def unravel_index(indices, shape):
@@ -552,7 +543,7 @@ class TensorSurface:
         return REMOVED["solve"](self, A)
 
 
-_NAMES = ("e", "pi", "inf", "nan", "newaxis", "isin", "rsub", "unravel_index", "scalar_tensor", "empty_strided",
+_NAMES = ("e", "pi", "inf", "nan", "newaxis", "isin", "unravel_index", "scalar_tensor", "empty_strided",
           "empty_permuted", "norm_except_dim",
           "fill", "polar", "complex", "chain_matmul", "pdist", "nuclear_norm", "frobenius_norm", "is_neg",
           "resolve_neg", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk",

@@ -12,7 +12,8 @@ torch = pytest.importorskip("torch")
 # name -> f(lib, x, i): x a float32 (2, 3) tensor, i the int64 index [1, 0]
 CASES = {
     "abs": lambda m, x, i: x.abs(), "add": lambda m, x, i: x.add(x), "add_s": lambda m, x, i: x + 1,
-    "sub": lambda m, x, i: x - x, "rsub": lambda m, x, i: 1 - x, "mul_s": lambda m, x, i: x * 2, "div": lambda m, x, i: x / x,
+    "sub": lambda m, x, i: x - x, "rsub": lambda m, x, i: 1 - x, "sub_number_first": lambda m, x, i: m.sub(1, x),
+    "rsub_fn": lambda m, x, i: m.rsub(x, 2), "rsub_fn_tensor": lambda m, x, i: m.rsub(x, x, alpha=2), "mul_s": lambda m, x, i: x * 2, "div": lambda m, x, i: x / x,
     "neg": lambda m, x, i: -x, "pow": lambda m, x, i: x ** 2, "pow_t": lambda m, x, i: x ** x, "rpow": lambda m, x, i: 2 ** x,
     "exp": lambda m, x, i: x.exp(), "log": lambda m, x, i: x.log(), "sqrt": lambda m, x, i: x.sqrt(), "sin": lambda m, x, i: x.sin(),
     "tanh": lambda m, x, i: x.tanh(), "sigmoid": lambda m, x, i: x.sigmoid(), "relu": lambda m, x, i: x.relu(),
