@@ -63,6 +63,7 @@ typedef struct mt_geometry {
     int64_t sizes[MT_MAX_DIMS];
     int64_t strides[MT_MAX_DIMS];
     int64_t offset;
+    mt_dtype dtype; /* the elements the geometry counts in (a complex view of real memory) */
 } mt_geometry;
 
 /* n->user of a node that moves gradients between a tensor and a strided view of its memory:
