@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _C
+from . import _C, _python_ops
 from ._checks import _to_out
 
 
@@ -287,8 +287,16 @@ def resolve_neg(input):
 
 
 def unsafe_split(tensor, split_size_or_sections, dim: int = 0):
-    """split: the same views (minitorch has no check of in-place use of the pieces to skip)."""
+    """split: the same views (minitorch has no check of in-place use of the pieces to skip);
+    aten.unsafe_split.Tensor for __torch_dispatch__."""
     _tensor_arg("unsafe_split", tensor, "tensor")
+    if isinstance(split_size_or_sections, int) and _python_ops.wanted(tensor):
+        args = _python_ops.trimmed((tensor, split_size_or_sections, dim), (0,))
+        return _python_ops.dispatch("unsafe_split", _unsafe_split, args, {})
+    return _unsafe_split(tensor, split_size_or_sections, dim)
+
+
+def _unsafe_split(tensor, split_size_or_sections, dim: int = 0):
     return tuple(tensor.split(split_size_or_sections, dim))
 
 
@@ -298,8 +306,13 @@ def unsafe_split_with_sizes(input, split_sizes, dim: int = 0):
 
 
 def unsafe_chunk(input, chunks: int, dim: int = 0):
+    """chunk's pieces; as PyTorch's, unsafe_split's with their size (so __torch_dispatch__ sees
+    aten.unsafe_split.Tensor)."""
     _tensor_arg("unsafe_chunk", input)
-    return tuple(input.chunk(chunks, dim))
+    if not _python_ops.wanted(input) or not isinstance(chunks, int) or chunks <= 0 or not input.dim():
+        return tuple(input.chunk(chunks, dim))
+    size = input.size(dim)
+    return unsafe_split(input, -(-size // chunks), dim)
 
 
 _REDUCTIONS = ("none", "mean", "sum")  # the at:: enum: its number is the index

@@ -91,20 +91,8 @@ KNOWN = {
     "index_put": "PyTorch's binding lifts a number or a new tensor with aten.lift_fresh first",
     "new_tensor": "PyTorch's binding lifts a number or a new tensor with aten.lift_fresh first",
     "where": "PyTorch makes where's number a tensor with aten.scalar_tensor first",
-    "new_zeros": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "new_ones": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "new_empty": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "new_full": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "zeros_like": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "ones_like": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "empty_like": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "rand_like": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "full_like": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
     "argsort": "minitorch's argsort is a kernel of its own (PyTorch's decomposes into aten.sort)",
     "einsum": "minitorch's einsum contracts with one mm (PyTorch: unsqueezes, bmm and more views)",
-    "unsafe_chunk": "unsafe_chunk is chunk's slices (PyTorch: aten.unsafe_split.Tensor)",
-    "allclose": "allclose and equal are composites in minitorch (PyTorch: one op each)",
-    "equal": "allclose and equal are composites in minitorch (PyTorch: one op each)",
 }
 
 
