@@ -62,6 +62,52 @@ mt_autograd_multi_output_views(mt_tensor **views, int64_t n, const char *node_na
     }
 }
 
+mt_status
+mt_autograd_pieces(mt_args *a, mt_op op)
+{
+    mt_tensor *self = a->t[0];
+    /* unbind(self, dim); split(self, split_size, dim); split_with_sizes(self, sizes, dim) */
+    const int64_t given = op == MT_OP_split ? a->i[1] : a->i[0];
+    const bool was = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    mt_status st = mt_redispatch(op, a, MT_KEY_AUTOGRAD);
+    mt_set_grad_enabled(was);
+    int d = 0;
+    if (st || (st = mt_wrap_dim(given, self->ndim, &d))) {
+        return st;
+    }
+    /* each piece as its view op records it: select(self, d, k), slice(self, d, start, end) */
+    int64_t start = 0;
+    for (int k = 0; k < a->noutl && st == MT_OK; k++) {
+        mt_args p;
+        mt_args_init(&p);
+        p.t[0] = self;
+        p.i[0] = d;
+        p.i_none = 0; /* every int given */
+        p.out[0] = a->outl[k];
+        if (op == MT_OP_unbind) {
+            p.i[1] = k;
+            st = mt_autograd_record_made(MT_OP_select, &p);
+        } else {
+            const int64_t len = a->outl[k]->sizes[d];
+            p.i[1] = start;
+            p.i[2] = start + len;
+            p.i[3] = 1;
+            start += len;
+            st = mt_autograd_record_made(MT_OP_slice, &p);
+        }
+    }
+    if (st) {
+        mt_args_clear_outl(a);
+        return st;
+    }
+    mt_autograd_multi_output_views(a->outl, a->noutl,
+                                   op == MT_OP_unbind  ? "UnbindBackward0"
+                                   : op == MT_OP_split ? "SplitBackward0"
+                                                       : "SplitWithSizesBackward0");
+    return MT_OK;
+}
+
 /* The length of the name PyTorch's messages give a node: without a last "Backward" and the
  * digits after it ("Output 0 of Mul", of MulBackward0). */
 static int

@@ -139,6 +139,7 @@ BOXED = {
     "csrc/dispatch/host_fallback.c": "the call handed to the host round trip, on host copies",
     "csrc/autograd/formulas_shape.c": "a node's saved call re-run for its indices",
     "csrc/autograd/formulas_resample.c": "a node's saved call re-run as its partner op",
+    "csrc/autograd/views.c": "unbind's and split's pieces boxed as their view op's call, for its node",
 }
 LOCAL_ARGS = re.compile(r"\bmt_args\s+(\w+)\s*[;=]")  # an mt_args of a function's own
 
