@@ -21,7 +21,8 @@ SCHEMAS = {
     **{name: ("default", _LIKE.format(fill=""))
        for name in ("empty_like", "zeros_like", "ones_like", "rand_like", "randn_like")},
     "full_like": ("default", _LIKE.format(fill="Scalar fill_value, ")),
-    "allclose": ("default", "(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"),
+    "allclose": ("default",
+                 "(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"),
     "equal": ("default", "(Tensor self, Tensor other) -> bool"),
     "unsafe_split": ("Tensor", "(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"),
 }
