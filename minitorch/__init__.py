@@ -90,6 +90,7 @@ def _expect_tensor(fname, input):
 
 
 from . import _memory_format  # noqa: E402
+from . import _python_ops  # noqa: E402
 
 
 def _subclass_like(fn, input, *args, **kwargs):
@@ -110,6 +111,10 @@ def _like(name, *args):
                                   memory_format=memory_format, **generator)
         _expect_tensor(name + "_like", input)
         _memory_format._check(name + "_like", memory_format)
+        if not generator and _python_ops.wanted(input):  # aten.<name>_like, for __torch_dispatch__
+            given = None if memory_format is _memory_format.preserve_format else memory_format
+            return _python_ops.dispatch(name + "_like", _like_op(name), (input, *args),
+                                        _python_ops.options(dtype, device, given), requires_grad)
         dtype = dtype if dtype is not None else input.dtype
         device = device if device is not None else input.device
         if generator and (name not in ("rand", "randn") or list(generator) != ["generator"]):
@@ -123,6 +128,21 @@ def _like(name, *args):
     like.__name__ = like.__qualname__ = name + "_like"
     like.__doc__ = f"{name}(input.shape) with input's dtype and device, laid out as memory_format says."
     return like
+
+
+_LIKE_OPS: dict = {}
+
+
+def _like_op(name):
+    """aten.<name>_like(self, [fill_value,] *, dtype, layout, device, pin_memory, memory_format) as
+    the OpOverload's function, made once."""
+    if name not in _LIKE_OPS:
+        def op(input, *args, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+            fmt = _memory_format.preserve_format if memory_format is None else memory_format
+            return _like(name, *args)(input, dtype=dtype, device=device, memory_format=fmt)
+
+        _LIKE_OPS[name] = op
+    return _LIKE_OPS[name]
 
 
 empty_like = _like("empty")

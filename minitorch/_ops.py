@@ -378,13 +378,13 @@ ops = _Ops()
 _ATEN_NAMES = {"max_dim": ("max", "dim"), "min_dim": ("min", "dim"), "median_dim": ("median", "dim"),
                "nanmedian_dim": ("nanmedian", "dim"), "view_dtype": ("view", "dtype"),
                "split_with_sizes": ("split_with_sizes", "default")}
-_TENSOR_OVERLOAD = {"add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "rsub", "where", "index"}
+_TENSOR_OVERLOAD = {"add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "where", "index"}
 # Tensor if the other operand is a tensor, else Scalar
 _TENSOR_OR_SCALAR = {"eq", "ne", "lt", "le", "gt", "ge", "eq_", "ne_", "lt_", "le_", "gt_", "ge_",
                      "remainder", "remainder_", "fmod", "fmod_", "bitwise_and", "bitwise_or", "bitwise_xor",
                      "bitwise_and_", "bitwise_or_", "bitwise_xor_", "masked_fill", "masked_fill_", "fill_",
                      "floor_divide", "floor_divide_", "lerp", "lerp_", "clamp_min", "clamp_max", "copysign",
-                     "copysign_"}
+                     "copysign_", "rsub"}
 # default without a dim, else the dim overload's name
 _DIM_OVERLOAD = {"sum": "dim_IntList", "mean": "dim", "nansum": "default", "prod": "dim_int", "any": "dim",
                  "all": "dim", "logsumexp": "default", "amax": "default", "amin": "default",
@@ -458,7 +458,7 @@ def dispatch_overload(op: str, args: tuple, kwargs: dict) -> OpOverload:
         overload = _ATEN_NAMES[op][1]
     elif op in _TENSOR_OVERLOAD:
         overload = "Tensor_mode" if op in ("div", "div_") and kwargs.get("rounding_mode") else \
-            ("Scalar" if op == "rsub" else "self" if op == "where" else "Tensor")
+            ("self" if op == "where" else "Tensor")
     elif op in _TENSOR_OR_SCALAR:
         other = args[-1] if op in ("masked_fill", "masked_fill_", "fill_", "clamp_min", "clamp_max") or \
             len(args) < 2 else args[1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _C
+from . import _C, _python_ops
 
 
 def _expect_tensor(fname, name, position, value):
@@ -18,11 +18,17 @@ def _expect_tensor(fname, name, position, value):
 
 def equal(input, other) -> bool:
     """True if input and other have the same size and elements (compared in their promoted
-    dtype; NaN is unequal to itself)."""
+    dtype; NaN is unequal to itself); aten.equal for __torch_dispatch__."""
     from . import overrides
 
     if overrides.has_torch_function_variadic(input, other):  # a quantized tensor compares its own way
         return overrides.handle_torch_function(equal, (input, other), input, other)
+    if _python_ops.wanted(input, other):
+        return _python_ops.dispatch("equal", _equal, (input, other), {})
+    return _equal(input, other)
+
+
+def _equal(input, other) -> bool:
     _expect_tensor("equal", "input", 1, input)
     _expect_tensor("equal", "other", 2, other)
     if input.device != other.device:
@@ -38,7 +44,15 @@ def equal(input, other) -> bool:
 
 
 def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
-    """isclose(input, other, rtol, atol, equal_nan).all() as a bool."""
+    """isclose(input, other, rtol, atol, equal_nan).all() as a bool; aten.allclose for
+    __torch_dispatch__."""
+    if _python_ops.wanted(input, other):
+        args = _python_ops.trimmed((input, other, rtol, atol, equal_nan), (1e-05, 1e-08, False))
+        return _python_ops.dispatch("allclose", _allclose, args, {})
+    return _allclose(input, other, rtol, atol, equal_nan)
+
+
+def _allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     return bool(_C.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan).all())
 
 

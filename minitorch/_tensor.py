@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _C, _dlpack, _indexing, _legacy, _memory_format, _pointwise, _shape, _stats, functional
+from . import _C, _dlpack, _indexing, _legacy, _memory_format, _pointwise, _python_ops, _shape, _stats, functional
 from ._device import device as _device
 from ._reductions import max as _max, min as _min
 
@@ -273,7 +273,8 @@ class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
-    # new_*: self's dtype and device unless told; the size as ints, one sequence or size=, as PyTorch
+    # new_*: self's dtype and device unless told; the size as ints, one sequence or size=, as PyTorch;
+    # each an op of its own for __torch_dispatch__ (_python_ops.py)
     def _new(self, name, factory, args, size, *fill, dtype=None, device=None, requires_grad=False) -> "Tensor":
         if size is not None and args:
             raise TypeError(f"{name}() got multiple values for argument 'size'")
@@ -281,6 +282,9 @@ class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
             if not args:
                 raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
             size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list, _C.Size)) else args
+        if _python_ops.wanted(self):
+            return _python_ops.dispatch(name, _NEW_OPS[name], (self, list(size), *fill),
+                                        _python_ops.options(dtype, device), requires_grad)
         return factory(tuple(size), *fill, dtype=dtype or self.dtype, device=device or self.device,
                        requires_grad=requires_grad)
 
@@ -531,3 +535,17 @@ def _run_post_accumulate_hooks(hooks: "OrderedDict", leaf: Tensor) -> None:
 
 # PyTorch's Tensor names torch as its module (print(type(x)) shows <class 'torch.Tensor'>).
 Tensor.__module__ = "minitorch"
+
+
+def _new_op(factory):
+    """aten.new_<factory>(self, size, [fill_value,] *, dtype, layout, device, pin_memory) as the
+    OpOverload's function: self's dtype and device unless given."""
+
+    def op(self, size, *fill, dtype=None, layout=None, device=None, pin_memory=None):
+        return factory(tuple(size), *fill, dtype=dtype or self.dtype, device=device or self.device)
+
+    return op
+
+
+_NEW_OPS = {"new_empty": _new_op(_C.empty), "new_zeros": _new_op(_C.zeros), "new_ones": _new_op(_C.ones),
+            "new_full": _new_op(_C.full)}

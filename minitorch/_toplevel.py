@@ -1,4 +1,4 @@
-"""Top-level functions PyTorch programs call that are composites of minitorch's ops: isin, rsub,
+"""Top-level functions PyTorch programs call that are composites of minitorch's ops: isin,
 unravel_index, scalar_tensor, empty_strided, asarray, frombuffer, fill, polar, complex,
 chain_matmul, pdist, nuclear_norm/frobenius_norm, the top-level in-place forms (exp_, clamp_, ...),
 the *_copy functions (a view op's result, copied), unsafe_split/unsafe_chunk, is_neg/resolve_neg
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _C
+from . import _C, _python_ops
 from ._checks import _to_out
 
 
@@ -76,15 +76,6 @@ def range_(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     result = values.to(dtype if dtype is not None else _C._get_default_dtype())
     result.requires_grad_(requires_grad)
     return _to_out(result, out)
-
-def rsub(input, other, *, alpha=1):
-    """other - alpha * input (sub with its operands swapped); input may be a number."""
-    if not isinstance(input, _C.TensorBase):
-        input = _C.tensor(input)
-    if isinstance(other, _C.TensorBase):
-        return _C.sub(other, input, alpha=alpha)
-    wrapped = _C.full((), other, dtype=_C.result_type(input, other), device=input.device)
-    return _C.sub(wrapped, input, alpha=alpha).to(_C.result_type(input, other))
 
 
 def unravel_index(indices, shape):
@@ -296,8 +287,16 @@ def resolve_neg(input):
 
 
 def unsafe_split(tensor, split_size_or_sections, dim: int = 0):
-    """split: the same views (minitorch has no check of in-place use of the pieces to skip)."""
+    """split: the same views (minitorch has no check of in-place use of the pieces to skip);
+    aten.unsafe_split.Tensor for __torch_dispatch__."""
     _tensor_arg("unsafe_split", tensor, "tensor")
+    if isinstance(split_size_or_sections, int) and _python_ops.wanted(tensor):
+        args = _python_ops.trimmed((tensor, split_size_or_sections, dim), (0,))
+        return _python_ops.dispatch("unsafe_split", _unsafe_split, args, {})
+    return _unsafe_split(tensor, split_size_or_sections, dim)
+
+
+def _unsafe_split(tensor, split_size_or_sections, dim: int = 0):
     return tuple(tensor.split(split_size_or_sections, dim))
 
 
@@ -307,8 +306,13 @@ def unsafe_split_with_sizes(input, split_sizes, dim: int = 0):
 
 
 def unsafe_chunk(input, chunks: int, dim: int = 0):
+    """chunk's pieces; as PyTorch's, unsafe_split's with their size (so __torch_dispatch__ sees
+    aten.unsafe_split.Tensor)."""
     _tensor_arg("unsafe_chunk", input)
-    return tuple(input.chunk(chunks, dim))
+    if not _python_ops.wanted(input) or not isinstance(chunks, int) or chunks <= 0 or not input.dim():
+        return tuple(input.chunk(chunks, dim))
+    size = input.size(dim)
+    return unsafe_split(input, -(-size // chunks), dim)
 
 
 _REDUCTIONS = ("none", "mean", "sum")  # the at:: enum: its number is the index
@@ -552,7 +556,7 @@ class TensorSurface:
         return REMOVED["solve"](self, A)
 
 
-_NAMES = ("e", "pi", "inf", "nan", "newaxis", "isin", "rsub", "unravel_index", "scalar_tensor", "empty_strided",
+_NAMES = ("e", "pi", "inf", "nan", "newaxis", "isin", "unravel_index", "scalar_tensor", "empty_strided",
           "empty_permuted", "norm_except_dim",
           "fill", "polar", "complex", "chain_matmul", "pdist", "nuclear_norm", "frobenius_norm", "is_neg",
           "resolve_neg", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk",

@@ -687,6 +687,24 @@ mt_autograd_record_call(mt_op op, mt_args *a)
     return autograd_call(op, a);
 }
 
+mt_status
+mt_autograd_record_made(mt_op op, mt_args *a)
+{
+    const mt_formula *f = formulas[op];
+    mt_node *n = NULL;
+    if (f == NULL || !needs_node(f, a)) {
+        return MT_OK;
+    }
+    mt_status st = record_inputs(op, f, a, NULL, &n);
+    if (st == MT_OK && (st = record_outputs(op, f, a, n)) == MT_OK) {
+        link_outputs(f, a, n);
+    }
+    if (n) {
+        mt_node_release(n);
+    }
+    return st;
+}
+
 /* An op with a kernel but no formula still records, so that a backward through it fails with
  * PyTorch's message rather than its inputs silently getting no gradient. */
 static mt_formula refusing[MT_NUM_OPS];

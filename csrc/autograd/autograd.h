@@ -63,6 +63,7 @@ typedef struct mt_geometry {
     int64_t sizes[MT_MAX_DIMS];
     int64_t strides[MT_MAX_DIMS];
     int64_t offset;
+    mt_dtype dtype; /* the elements the geometry counts in (a complex view of real memory) */
 } mt_geometry;
 
 /* n->user of a node that moves gradients between a tensor and a strided view of its memory:
@@ -220,6 +221,10 @@ void mt_autograd_register_own_kernels(void);
 /* The Autograd key's common kernel of op (its node's inputs, the op below, its outputs), for
  * an own kernel (.own_kernel) that records op as its row says in some calls. */
 mt_status mt_autograd_record_call(mt_op op, mt_args *a);
+/* The node of a call of op whose result a->out[0] is made already (below the Autograd key):
+ * what the common kernel records around the op, without running it; nothing unless an input
+ * requires grad. */
+mt_status mt_autograd_record_made(mt_op op, mt_args *a);
 
 /* The node a gradient for t flows into: its grad_fn, or its leaf's AccumulateGrad (made on
  * first use, then shared). NULL edge when t does not require grad. New reference in e->node. */
@@ -256,6 +261,10 @@ mt_status mt_saved_pack(mt_node *n, mt_tensor **slot, void **handle);
 void mt_node_release_saved(mt_node *n);
 
 /* ---- views (views.c; mt_autograd_as_view and mt_autograd_multi_output_views: tensor.h) ---- */
+
+/* The Autograd kernel of unbind, split and split_with_sizes: the op runs below Autograd whole
+ * (as aten.unbind.int for __torch_dispatch__), then each piece gets its view op's node. */
+mt_status mt_autograd_pieces(mt_args *a, mt_op op);
 
 /* Before an in-place op on self with an input that requires grad: PyTorch's errors for a leaf
  * that requires grad, a view of one, and a view that may not be modified in place. */

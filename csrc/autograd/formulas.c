@@ -39,6 +39,14 @@ mt_grad_sub(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st ? st : times(g[0], -scalar_or(n->args.s[0], 1.0), &gi[1]);
 }
 
+// rsub: out = other - alpha * self
+mt_status
+mt_grad_rsub(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    mt_status st = times(g[0], -scalar_or(n->args.s[0], 1.0), &gi[0]);
+    return st ? st : times(g[0], 1.0, &gi[1]);
+}
+
 /* Whether a gradient flows to t, an op's input (an edge of its node). */
 static bool
 gets_grad(const mt_tensor *t)

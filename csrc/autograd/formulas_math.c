@@ -505,8 +505,8 @@ const char *
 mt_formula_math_overload_name(mt_op op, const mt_args *a)
 {
     switch (op) {
-    case MT_OP_sub: /* 1 - x: Python's reflected x.__rsub__(1), rsub.Scalar */
-        return is_number(a->t[0]) ? "RsubBackward1" : NULL;
+    case MT_OP_rsub: /* rsub.Scalar (1 - x is x.__rsub__(1)), rsub.Tensor */
+        return is_number(a->t[1]) ? "RsubBackward1" : NULL;
     case MT_OP_pow:
     case MT_OP_pow_:
         return is_number(a->t[0])   ? "PowBackward2"

@@ -516,6 +516,25 @@ index_put_autograd(mt_args *a)
     return record_indexing(MT_OP_index_put_, a);
 }
 
+/* unbind and the splits: whole below Autograd, then their pieces' view nodes (views.c) */
+static mt_status
+unbind_autograd(mt_args *a)
+{
+    return mt_autograd_pieces(a, MT_OP_unbind);
+}
+
+static mt_status
+split_autograd(mt_args *a)
+{
+    return mt_autograd_pieces(a, MT_OP_split);
+}
+
+static mt_status
+split_with_sizes_autograd(mt_args *a)
+{
+    return mt_autograd_pieces(a, MT_OP_split_with_sizes);
+}
+
 void
 mt_autograd_register_own_kernels(void)
 {
@@ -526,5 +545,9 @@ mt_autograd_register_own_kernels(void)
     mt_register_kernel(MT_OP_max_pool3d, MT_KEY_AUTOGRAD, mt_autograd_max_pool3d,
                        "mt_autograd_kernel");
     mt_register_kernel(MT_OP_layer_norm, MT_KEY_AUTOGRAD, mt_autograd_layer_norm,
+                       "mt_autograd_kernel");
+    mt_register_kernel(MT_OP_unbind, MT_KEY_AUTOGRAD, unbind_autograd, "mt_autograd_kernel");
+    mt_register_kernel(MT_OP_split, MT_KEY_AUTOGRAD, split_autograd, "mt_autograd_kernel");
+    mt_register_kernel(MT_OP_split_with_sizes, MT_KEY_AUTOGRAD, split_with_sizes_autograd,
                        "mt_autograd_kernel");
 }

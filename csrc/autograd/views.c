@@ -10,7 +10,9 @@
  *   it becomes an AsStridedBackward0 over the base's current history.
  * Views made in no_grad mode, by unbind/split/chunk or as an autograd.Function's output may not
  * be rebased (PyTorch's CreationMeta): modifying them, or their base while they are used, raises
- * PyTorch's error. Only floating-point views take part; the others just know their base. */
+ * PyTorch's error. Only floating-point views take part; the others just know their base. A view
+ * may count in other elements than its base (view_as_real, view_as_complex: PyTorch replays
+ * those views): its part of the base's gradient is then read through view_as_real (base_and_view). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,7 @@ mt_geometry_of(const mt_tensor *t, mt_geometry *g)
     memcpy(g->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
     memcpy(g->strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
     g->offset = t->offset;
+    g->dtype = t->dtype;
 }
 
 void
@@ -57,6 +60,52 @@ mt_autograd_multi_output_views(mt_tensor **views, int64_t n, const char *node_na
             t->grad_fn->name = node_name;
         }
     }
+}
+
+mt_status
+mt_autograd_pieces(mt_args *a, mt_op op)
+{
+    mt_tensor *self = a->t[0];
+    /* unbind(self, dim); split(self, split_size, dim); split_with_sizes(self, sizes, dim) */
+    const int64_t given = op == MT_OP_split ? a->i[1] : a->i[0];
+    const bool was = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    mt_status st = mt_redispatch(op, a, MT_KEY_AUTOGRAD);
+    mt_set_grad_enabled(was);
+    int d = 0;
+    if (st || (st = mt_wrap_dim(given, self->ndim, &d))) {
+        return st;
+    }
+    /* each piece as its view op records it: select(self, d, k), slice(self, d, start, end) */
+    int64_t start = 0;
+    for (int k = 0; k < a->noutl && st == MT_OK; k++) {
+        mt_args p;
+        mt_args_init(&p);
+        p.t[0] = self;
+        p.i[0] = d;
+        p.i_none = 0; /* every int given */
+        p.out[0] = a->outl[k];
+        if (op == MT_OP_unbind) {
+            p.i[1] = k;
+            st = mt_autograd_record_made(MT_OP_select, &p);
+        } else {
+            const int64_t len = a->outl[k]->sizes[d];
+            p.i[1] = start;
+            p.i[2] = start + len;
+            p.i[3] = 1;
+            start += len;
+            st = mt_autograd_record_made(MT_OP_slice, &p);
+        }
+    }
+    if (st) {
+        mt_args_clear_outl(a);
+        return st;
+    }
+    mt_autograd_multi_output_views(a->outl, a->noutl,
+                                   op == MT_OP_unbind  ? "UnbindBackward0"
+                                   : op == MT_OP_split ? "SplitBackward0"
+                                                       : "SplitWithSizesBackward0");
+    return MT_OK;
 }
 
 /* The length of the name PyTorch's messages give a node: without a last "Backward" and the
@@ -122,14 +171,97 @@ view_error(const mt_tensor *t, bool indirect)
     return mt_fail(MT_ERUNTIME, "%s%s", head, why);
 }
 
+/* The number of elements of the memory g spans from its offset on. */
+static int64_t
+span_of(const mt_geometry *g)
+{
+    int64_t span = 1;
+    for (int d = 0; d < g->ndim; d++) {
+        if (g->sizes[d] == 0) {
+            return 0;
+        }
+        span += (g->sizes[d] - 1) * g->strides[d];
+    }
+    return span;
+}
+
+/* Fresh memory for a gradient of the base b (*result, laid out as b, of dtype dt: b's, or the
+ * gradient's where it differs) and the view v's part of it (*slice), zeroed or not. Where one of
+ * them is complex and the other real, the memory is complex and the real one reads it through
+ * view_as_real: positions count in real numbers then, from an even one. */
+static mt_status
+base_and_view(const mt_geometry *b, const mt_geometry *v, mt_dtype dt, mt_device dev, bool zero,
+              mt_tensor **result, mt_tensor **slice)
+{
+    const bool cb = mt_dtype_is_complex(b->dtype), cv = mt_dtype_is_complex(v->dtype);
+    const int64_t unit = cb != cv ? 2 : 1; /* positions per element of the memory */
+    const int64_t ub = cb && unit == 2 ? 2 : 1, uv = cv && unit == 2 ? 2 : 1;
+    const int64_t rb = b->offset * ub, rv = v->offset * uv;
+    const int64_t from = (rb < rv ? rb : rv) / unit * unit;
+    const int64_t eb = rb + span_of(b) * ub, ev = rv + span_of(v) * uv;
+    int64_t n = ((eb > ev ? eb : ev) - from + unit - 1) / unit;
+    const mt_dtype flat_dt = unit == 2 && !cb ? mt_dtype_to_complex(dt) : dt;
+    mt_tensor *flat = NULL, *real = NULL;
+    mt_status st = zero ? mt_op_zeros(1, &n, flat_dt, dev, false, &flat)
+                        : mt_op_empty(1, &n, flat_dt, dev, false, &flat);
+    if (st == MT_OK && unit == 2) {
+        st = mt_op_view_as_real(flat, &real);
+    }
+    if (st == MT_OK) {
+        mt_tensor *in = ub == 1 && unit == 2 ? real : flat;
+        st = mt_op_as_strided(in, b->ndim, b->sizes, b->ndim, b->strides, (rb - from) / ub, result);
+    }
+    if (st == MT_OK) {
+        mt_tensor *in = uv == 1 && unit == 2 ? real : flat;
+        st = mt_op_as_strided(in, v->ndim, v->sizes, v->ndim, v->strides, (rv - from) / uv, slice);
+        if (st) {
+            mt_tensor_clear(result);
+        }
+    }
+    mt_tensor_clear(&flat);
+    mt_tensor_clear(&real);
+    return st;
+}
+
+// g[0] (the view, of other elements than the base): the base's gradient, zero but for the
+// view's elements, which are g[0]
+static mt_status
+replay_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    const mt_view_state *s = n->user;
+    mt_tensor *result = NULL, *slice = NULL;
+    mt_status st = base_and_view(&s->base, &s->view, s->base.dtype, mt_tensor_device(g[0]), true,
+                                 &result, &slice);
+    if (st == MT_OK && (st = mt_op_copy_(slice, g[0], NULL)) == MT_OK) {
+        gi[0] = mt_tensor_retain(result);
+    }
+    mt_tensor_clear(&result);
+    mt_tensor_clear(&slice);
+    return st;
+}
+
+/* the history of a view of other elements than its base's, named as PyTorch's replay of its
+ * last view op names it (ViewAsRealBackward0) */
+static const mt_formula view_replay = {
+    .name = "AsStridedBackward0",
+    .backward = replay_backward,
+};
+
 /* t's grad_fn becomes an AsStridedBackward0 taking t's gradient into the base's geometry,
- * over the base's current history. */
+ * over the base's current history (for a view of other elements, a node named after t's last
+ * view op doing the same). */
 static mt_status
 regenerate(mt_tensor *t)
 {
     mt_tensor *base = t->view_base;
+    const bool replay = t->dtype != base->dtype;
+    const mt_node *old = t->grad_fn;
+    const char *name = !replay || old == NULL         ? "AsStridedBackward0"
+                       : old->formula == &view_replay ? old->name
+                                                      : old->formula->name;
     mt_view_state *s = calloc(1, sizeof(*s));
-    mt_node *n = s ? mt_node_new(mt_autograd_formula(MT_OP_as_strided), "AsStridedBackward0", 1)
+    mt_node *n = s ? mt_node_new(replay ? &view_replay : mt_autograd_formula(MT_OP_as_strided),
+                                 name, 1)
                    : NULL;
     if (n == NULL) {
         free(s);
@@ -203,20 +335,6 @@ view_state_free(void *user)
     free(s);
 }
 
-/* The number of elements of the memory g spans from its offset on. */
-static int64_t
-span_of(const mt_geometry *g)
-{
-    int64_t span = 1;
-    for (int d = 0; d < g->ndim; d++) {
-        if (g->sizes[d] == 0) {
-            return 0;
-        }
-        span += (g->sizes[d] - 1) * g->strides[d];
-    }
-    return span;
-}
-
 // g[0] (base): gi[0] is g[0] but for the view's elements, which get what the in-place op's
 // formula makes of their gradient; gi[e] for e >= 1 are the formula's for its other inputs
 static mt_status
@@ -224,9 +342,7 @@ copy_slices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const mt_view_state *s = n->user;
     mt_node *fn = s->fn;
-    const mt_geometry *b = &s->base, *v = &s->view;
-    int64_t span = span_of(b);
-    mt_tensor *flat = NULL, *result = NULL, *slice = NULL, *fg[MT_NODE_MAX_OUT] = {NULL};
+    mt_tensor *result = NULL, *slice = NULL, *fg[MT_NODE_MAX_OUT] = {NULL};
     mt_tensor **fgi = calloc((size_t)fn->nedges, sizeof(*fgi));
     mt_status st = fgi ? MT_OK : mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
     const bool unpack = st == MT_OK && fn->has_packed && !fn->released;
@@ -238,12 +354,9 @@ copy_slices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     }
     /* result: the base's gradient laid out as the base, so the view's geometry finds its slice */
     if (st == MT_OK &&
-        (st = mt_op_empty(1, &span, g[0]->dtype, mt_tensor_device(g[0]), false, &flat)) == MT_OK &&
-        (st = mt_op_as_strided(flat, b->ndim, b->sizes, b->ndim, b->strides, 0, &result)) ==
-            MT_OK &&
+        (st = base_and_view(&s->base, &s->view, g[0]->dtype, mt_tensor_device(g[0]), false, &result,
+                            &slice)) == MT_OK &&
         (st = mt_op_copy_(result, g[0], NULL)) == MT_OK &&
-        (st = mt_op_as_strided(result, v->ndim, v->sizes, v->ndim, v->strides,
-                               v->offset - b->offset, &slice)) == MT_OK &&
         (st = mt_op_clone(slice, &fg[0])) == MT_OK) {
         for (int k = 0; k < fn->nout; k++) { /* the view's slice is fn's only gradient */
             fn->grad_given[k] = k == 0;
@@ -266,7 +379,6 @@ copy_slices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     if (unpack) {
         mt_saved_unpacked_clear(fn);
     }
-    mt_tensor_clear(&flat);
     mt_tensor_clear(&result);
     mt_tensor_clear(&slice);
     mt_tensor_clear(&fg[0]);

@@ -445,21 +445,13 @@ run_override(mt_op op, mt_args *a, int key)
     return st;
 }
 
-/* The composites that are PyTorch's own ops (CompositeExplicitAutograd: unbind, split,
- * split_with_sizes, view(dtype)) reach Python whole, as aten.unbind.int, when autograd records
- * nothing above it; where it records their pieces, as their pieces. */
+/* The composites that are PyTorch's own ops (CompositeExplicitAutograd) reach Python whole when
+ * autograd records nothing above it: view(dtype), as aten.view.dtype. (unbind, split and
+ * split_with_sizes have an Autograd kernel, autograd/views.c's, which sends them down whole.) */
 static bool
 whole_in_python(mt_op op, unsigned keys)
 {
-    switch (op) {
-    case MT_OP_unbind:
-    case MT_OP_split:
-    case MT_OP_split_with_sizes:
-    case MT_OP_view_dtype:
-        return !(keys >> MT_KEY_AUTOGRAD & 1u);
-    default:
-        return false;
-    }
+    return op == MT_OP_view_dtype && !(keys >> MT_KEY_AUTOGRAD & 1u);
 }
 
 /* An op that is a composite of other ops with no gradient formula of its own (PyTorch's

@@ -180,6 +180,7 @@ static const shell_row rows[] = {
     {"add_", 0, "add_stub"},
     {"sub", 0, "add_stub"},
     {"sub_", 0, "add_stub"},
+    {"rsub", 0, "add_stub"},
     {"neg", 0, "neg_cpu"},
     {"sign", 0, "sign_cpu"},
     {"lt", 0, "lt_cpu"},

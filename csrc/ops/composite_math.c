@@ -1,4 +1,4 @@
-/* Composite arithmetic and products: square -> pow, outer (and its alias ger) -> reshape + mul.
+/* Composite arithmetic and products: rsub -> sub, square -> pow, outer (and its alias ger) -> reshape + mul.
  * Written in terms of other ops through the dispatcher, for every device. */
 #include "dispatch/kernels.h"
 #include "ops/ops.h"
@@ -8,6 +8,13 @@ static mt_status
 two(mt_tensor **out)
 {
     return mt_tensor_scalar(mt_scalar_int(2), MT_INT64, out);
+}
+
+// self, other (broadcast; other may be a number); out = other - alpha * self
+mt_status
+mt_composite_rsub(mt_args *a)
+{
+    return mt_op_sub(a->t[1], a->t[0], a->s[0], &a->out[0]);
 }
 
 // self (any shape); out = self ** 2

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu/iter.h" /* mt_get_num_threads */
+#include "dispatch/widen.h"
 #include "ops/conv_nd.h"
 #include "ops/fails.h"
 #include "ops/front.h"
@@ -112,6 +113,16 @@ mkldnn_bf16_device(void)
 #endif
 }
 
+/* x's dtype as PyTorch's choice of backend sees it: a float16 or bfloat16 x reaches the layout
+ * rule widened to float32 (dispatch/widen.c), but PyTorch picks by the stored dtype. */
+static mt_dtype
+stored_dtype(const mt_tensor *x)
+{
+    const int stored = mt_widen_stored_dtype;
+    return stored >= 0 && mt_dtype_compute((mt_dtype)stored) == x->dtype ? (mt_dtype)stored
+                                                                         : x->dtype;
+}
+
 /* Whether PyTorch's CPU picks its oneDNN backend (Convolution.cpp's use_mkldnn) for x (N, C, H,
  * W) or (N, C, D, H, W), batched, and w: every bfloat16 one where the CPU has the instructions,
  * float32 ones (no float64 in oneDNN) but a 1x1 kernel unstrided and undilated on one thread
@@ -129,10 +140,11 @@ use_mkldnn(const mt_tensor *x, const mt_tensor *w, const mt_conv_params *c, bool
     if (opad_big) {
         return false;
     }
-    if (x->dtype == MT_BFLOAT16) {
+    const mt_dtype dt = stored_dtype(x);
+    if (dt == MT_BFLOAT16) {
         return mkldnn_bf16_device();
     }
-    if (x->dtype != MT_FLOAT32) {
+    if (dt != MT_FLOAT32) {
         return false;
     }
     const int64_t *xs = x->sizes, kw = w->sizes[w->ndim - 1], kh = w->sizes[w->ndim - 2];

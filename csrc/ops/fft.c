@@ -1,7 +1,7 @@
 /* Complex views and the discrete Fourier transforms' front end, for every device.
  *
  * view_as_real and view_as_complex rename a tensor's bytes (a complex element is its real part
- * then its imaginary part); conj_physical negates the imaginary parts through the real view.
+ * then its imaginary part), views of self's base as every view op's result; conj_physical negates the imaginary parts through the real view.
  * mt_front_fft checks the _fft_* primitives' arguments (minitorch/fft.py has already resized the
  * signal and turned norm into a normalization) and works out their result's geometry and
  * factor; the kernels (cpu/fft.c) only compute. */
@@ -43,6 +43,7 @@ mt_composite_view_as_real(mt_args *a)
         memcpy(out->sizes, sizes, sizeof(int64_t) * (size_t)out->ndim);
         memcpy(out->strides, strides, sizeof(int64_t) * (size_t)out->ndim);
         out->offset = self->offset * 2;
+        mt_autograd_as_view(self, out); /* a view of self's base, as PyTorch's */
     }
     return st;
 }
@@ -87,6 +88,7 @@ mt_composite_view_as_complex(mt_args *a)
         out->ndim = last;
         memcpy(out->strides, strides, sizeof(int64_t) * (size_t)last);
         out->offset = self->offset / 2;
+        mt_autograd_as_view(self, out);
     }
     return st;
 }

@@ -54,8 +54,7 @@ param_value(const mt_py_param *p, const mt_args *a)
     switch (p->type) {
     case MT_ARG_TENSOR:
         /* a number in a Tensor slot (x[mask] = 0.0) as the tensor it became, as PyTorch lifts
-         * it; but self, where C's sub takes a number first (1 - x: _python_dispatch.py shows it
-         * as rsub) */
+         * it; but self, where PyTorch shows the number (torch.sub(1, x): sub.Tensor(1, x)) */
         if (p->slot > 0 && a->t[p->slot]) {
             return mt_py_wrap(mt_tensor_retain(a->t[p->slot]));
         }

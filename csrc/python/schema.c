@@ -39,6 +39,29 @@ schema_of(const char *text, const char *op)
     return strncmp(text, op, n) == 0 && text[n] == '(';
 }
 
+/* A parameter PyTorch's Python signature names otherwise than its schema (Tensor.copy_(other,
+ * non_blocking=False) is hand-written there; the schema's source is src): Python's name is the
+ * binding's, in its messages and keywords (op, schema's name, Python's name). */
+static const char *const python_names[][3] = {
+    {"copy_", "src", "other"},
+};
+
+/* The name Python knows a parameter of schema text by: self is input, as PyTorch's Python
+ * signatures call it (a method binds it), and python_names. */
+static const char *
+python_name(const char *text, const char *name)
+{
+    if (strcmp(name, "self") == 0) {
+        return "input";
+    }
+    for (size_t k = 0; k < sizeof(python_names) / sizeof(python_names[0]); k++) {
+        if (schema_of(text, python_names[k][0]) && strcmp(name, python_names[k][1]) == 0) {
+            return python_names[k][2];
+        }
+    }
+    return name;
+}
+
 static PyObject *
 parse_default(const char *s)
 {
@@ -109,8 +132,7 @@ parse_param(const char *op, char *text, mt_py_param *p, int *slots)
     p->type = (mt_py_argtype)t;
     p->has_default = eq != NULL;
     p->dflt = eq ? parse_default(eq + 1) : NULL;
-    /* PyTorch's Python signatures call a function's self input (a method binds it). */
-    const char *pyname = strcmp(name, "self") == 0 ? "input" : name;
+    const char *pyname = python_name(op, name);
     p->name = PyUnicode_InternFromString(pyname);
     for (size_t k = 0; k < sizeof(numpy_names) / sizeof(numpy_names[0]); k++) {
         for (int j = 1; j < 4 && numpy_names[k][j] && strcmp(pyname, numpy_names[k][0]) == 0; j++) {
@@ -304,8 +326,8 @@ add_return_type(PyObject *types, int op)
 int
 mt_py_schema_param(mt_op op, const char *name, mt_py_argkind *kind, int *slot)
 {
-    /* The schema says self; the parsed parameter is called input, as Python sees it. */
-    const char *pyname = strcmp(name, "self") == 0 ? "input" : name;
+    /* the schema's name; the parsed parameter has Python's (self is input) */
+    const char *pyname = python_name(mt_op_schemas[op], name);
     const mt_py_schema *s = &mt_py_arg_schemas[op];
     for (int k = 0; k < s->nparams; k++) {
         const mt_py_param *p = &s->params[k];

@@ -49,7 +49,8 @@ operand(mt_op op, int slot, PyObject *o, PyObject *other, mt_tensor **owned, int
 
 /* number op tensor (2 * x reaches nb_multiply as (2, x)) as PyTorch's reflected methods run it:
  * the tensor first for the ops that commute (x.__rmul__(2) is mul(x, 2), so its grad_fn's
- * next_functions lead with x's node), and 2 / x as x.reciprocal() * 2 (its rounding too). */
+ * next_functions lead with x's node), 1 - x as x.__rsub__(1), rsub(x, 1), and 2 / x as
+ * x.reciprocal() * 2 (its rounding too). */
 static mt_status
 reflected(mt_op op, mt_args *a)
 {
@@ -63,6 +64,10 @@ reflected(mt_op op, mt_args *a)
         a->t[0] = a->t[1];
         a->t[1] = number;
         return mt_py_dispatch(op, a);
+    case MT_OP_sub:
+        a->t[0] = a->t[1];
+        a->t[1] = number;
+        return mt_py_dispatch(MT_OP_rsub, a);
     case MT_OP_div: {
         mt_args r;
         mt_args_init(&r);

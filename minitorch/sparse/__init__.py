@@ -20,7 +20,7 @@ import numbers
 from .. import _C, _indexing
 from .._device import device as _device
 from .._tensor import Tensor
-from . import _compressed
+from . import _compressed, _copy
 from ._base import SparseBase
 from ._compressed import SparseCompressedTensor
 
@@ -112,6 +112,8 @@ class SparseTensor(SparseBase):
         if owner is not None:
             owner.grad = self
         return self
+
+    copy_ = _copy.copy_coo
 
     def zero_(self) -> SparseTensor:
         """No entries left, as PyTorch's."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 from .. import _C
 from .._tensor import Tensor
 from ._base import SparseBase
+from ._copy import copy_compressed
 
 # layout -> (compressed name, plain name, the name torch's messages give the layout)
 _NAMES = {"sparse_csr": ("crow", "col", "SparseCsr"), "sparse_csc": ("ccol", "row", "SparseCsc"),
@@ -68,6 +69,8 @@ class SparseCompressedTensor(SparseBase):
 
     def sparse_dim(self) -> int:
         return 2
+
+    copy_ = copy_compressed
 
     def dense_dim(self) -> int:
         return 0

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numbers
 
+from ._copy import copy_into_dense
+
 # the zero-preserving ops PyTorch 2.13 has for each layout
 COO = frozenset(
     "abs sqrt sin tanh relu sign floor ceil round trunc frac expm1 log1p asin atan sinh asinh atanh tan sgn "
@@ -100,6 +102,8 @@ class UnaryMethods:
             method = getattr(self, name, None)
             if method is not None:
                 return method(*args[1:], **kwargs)
+        elif name == "copy_" and len(args) >= 2 and isinstance(args[1], UnaryMethods):  # dense.copy_(sparse)
+            return copy_into_dense(*args, **kwargs)
         elif name in ("add", "add_", "sub", "sub_") and len(args) == 2 and hasattr(args[1], "_added_to"):
             alpha = kwargs.get("alpha", 1) * (-1 if name.startswith("sub") else 1)  # dense.add_(sparse)
             return args[1]._added_to(self, alpha, name.endswith("_"))

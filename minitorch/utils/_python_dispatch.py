@@ -228,26 +228,6 @@ def _overloaded(args: tuple, kwargs: dict) -> list:
     return chosen
 
 
-def _rsub(self, other, alpha=1):
-    """aten.rsub.Scalar: other - alpha * self."""
-    return _C.add(_C.neg(self) if alpha == 1 else _C.mul(self, -alpha), other)
-
-
-_RSUB = None
-
-
-def _as_rsub(args: tuple, kwargs: dict):
-    """A number minus a tensor (C's sub with the number first: `1 - x`, the formulas' 1 - y) as
-    PyTorch shows it: aten.rsub.Scalar(x, 1), whose arguments a handler can call it with."""
-    global _RSUB
-    if _RSUB is None:
-        from minitorch._ops import OpOverload
-
-        _RSUB = OpOverload("aten", "rsub", "Scalar", _rsub,
-                           "aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
-    return _RSUB, (args[1], args[0]) + tuple(args[2:])
-
-
 _LOCAL_SCALAR = None
 
 
@@ -267,12 +247,13 @@ def _dispatch(name: str, args: tuple, kwargs: dict) -> Any:
     """The Python key's kernel for C op `name` (csrc/python/python_dispatch.c): the innermost
     mode's __torch_dispatch__, else the arguments' classes', the first answer other than
     NotImplemented."""
-    if name == "_local_scalar_dense":
-        func = _local_scalar_dense()
-    elif name == "sub" and len(args) >= 2 and not isinstance(args[0], _C.TensorBase):
-        func, args = _as_rsub(args, kwargs)
-    else:
-        func = dispatch_overload(name, args, kwargs)
+    func = _local_scalar_dense() if name == "_local_scalar_dense" else dispatch_overload(name, args, kwargs)
+    return _dispatch_func(func, args, kwargs)
+
+
+def _dispatch_func(func, args: tuple, kwargs: dict) -> Any:
+    """func(*args, **kwargs) as __torch_dispatch__ takes it: the innermost mode's answer, else the
+    arguments' classes' (minitorch/_python_ops.py's factories come here themselves)."""
     chosen = _overloaded(args, kwargs)
     types = tuple(type(a) for a in chosen)
     if _stack.modes:

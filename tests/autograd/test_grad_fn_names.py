@@ -170,6 +170,9 @@ SCALAR_CALLS = {
     "masked_fill": lambda m, x: x.masked_fill(x > 1, 0.0), "remainder": lambda m, x: x.remainder(2),
     "fmod": lambda m, x: x.fmod(2), "lerp": lambda m, x: m.lerp(x, x * 3, 0.5),
     "where": lambda m, x: m.where(x > 1, x, 0.0), "add_alpha": lambda m, x: x.add(1, alpha=2),
+    "sub_number_first": lambda m, x: m.sub(1, x), "rsub_fn": lambda m, x: m.rsub(x, 1),
+    "rsub_fn_tensor": lambda m, x: m.rsub(x, x * 2), "rsub_alpha": lambda m, x: m.rsub(x, 2, alpha=3),
+    "rsub_dunder": lambda m, x: x.__rsub__(1.5), "rsub_float": lambda m, x: 2.5 - x,
 }
 
 
@@ -191,6 +194,8 @@ def test_python_numbers_and_scalar_overloads_next_functions(name):
 # out: the node's name and its next_functions, each edge's kind and input number, are PyTorch's.
 SCALAR_SLOT_CALLS = {
     "rsub": lambda m, x: 1 - x, "sub_tensor": lambda m, x: x - x, "rsub_0dim": lambda m, x: m.tensor(1.0) - x,
+    "sub_number_first": lambda m, x: m.sub(1, x), "rsub_fn": lambda m, x: m.rsub(x, 1),
+    "rsub_fn_tensor": lambda m, x: m.rsub(x, x * 2, alpha=2),
     "pow_number": lambda m, x: x.pow(2), "pow_": lambda m, x: x.clone().pow_(2), "rpow": lambda m, x: 3 ** x,
     "pow_tensor_": lambda m, x: x.clone().pow_(x), "pow_0dim": lambda m, x: x.pow(m.tensor(2.0)),
     "remainder_": lambda m, x: x.clone().remainder_(2), "remainder_tensor": lambda m, x: x.remainder(x + 3),
@@ -224,7 +229,7 @@ def test_scalar_slots_leave_numbers_out_of_next_functions(name):
 
 def test_scalar_slots_name_tensor_slots_the_schema_takes_numbers_in():
     """ops.def's SCALAR_SLOTS(mask) bits name tensor slots of the op's schema that take a Python
-    number (Tensor|Scalar), or self of sub, which 1 - x (x.__rsub__(1)) fills with the number."""
+    number (Tensor|Scalar)."""
     slots = {}
     for op in minitorch._C.OPS:
         mask = minitorch._C._op_info(op)["scalar_slots"]
@@ -235,10 +240,10 @@ def test_scalar_slots_name_tensor_slots_the_schema_takes_numbers_in():
             tensors = [t for t in types if t in ("Tensor", "Tensor|Scalar")]
             named = [k for k in range(mask.bit_length()) if mask >> k & 1]
             assert all(k < len(tensors) for k in named), (op, mask, schema)
-            assert all(tensors[k] == "Tensor|Scalar" or (op, k) == ("sub", 0) for k in named), (op, schema)
+            assert all(tensors[k] == "Tensor|Scalar" for k in named), (op, schema)
             slots[op] = mask
     assert slots["pow"] == 0b11 and slots["pow_"] == 0b10 and slots["clamp"] == 0b110
-    assert slots["sub"] == 0b1 and "add" not in slots and "mul" not in slots and "where" not in slots
+    assert slots["rsub"] == 0b10 and not {"sub", "add", "mul", "where"} & set(slots)
     assert set(slots) >= {"masked_fill", "masked_fill_", "lerp", "scatter", "index_fill", "fill_", "fmod_"}
 
 

@@ -838,3 +838,18 @@ def test_copy_keywords_as_torch(call):
     got = call(minitorch, minitorch.zeros(2))
     want = call(torch, torch.zeros(2))
     assert got.tolist() == want.tolist() and str(got.dtype)[len("minitorch."):] == str(want.dtype)[len("torch."):]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.copy_("a"), lambda lib, x: x.copy_(None), lambda lib, x: x.copy_([1.0, 2.0]),
+    lambda lib, x: lib.Tensor.copy_(x, "a"), lambda lib, x: x.copy_(x, non_blocking="a"),
+])
+def test_copy_type_errors_name_the_source_other(call):
+    """copy_'s TypeError names the source as PyTorch's Python signature does: 'other'."""
+    torch = pytest.importorskip("torch")
+    errors = []
+    for lib in (minitorch, torch):
+        with pytest.raises(TypeError) as e:
+            call(lib, lib.zeros(2))
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]

@@ -40,6 +40,10 @@ def test_the_binding_reports_the_slots_it_boxes_into():
         ("k", "int", 1)]
 
 
+# the names Python knows a schema's parameter by (csrc/python/schema.c's python_name)
+PYTHON_NAMES = {**{(op, "self"): "input" for op in _C.OPS}, ("copy_", "src"): "other"}
+
+
 def test_the_binding_and_the_typed_api_box_every_op_alike():
     """Each argument of each op sits in the same slot whether Python or C calls the op."""
     gen = gen_ops_api()
@@ -47,7 +51,7 @@ def test_the_binding_and_the_typed_api_box_every_op_alike():
     for op in _C.OPS:
         schema = _C._op_info(op)["schema"]
         ps, _ = gen.params(op, schema)
-        typed = {("input" if name == "self" else name): k for _, _, name, _, k in ps}
+        typed = {PYTHON_NAMES.get((op, name), name): k for _, _, name, _, k in ps}
         bound = {name: slot for name, _, slot in _C._schema_slots(schema) if slot >= 0}
         assert typed == bound, op
         checked += 1
@@ -135,6 +139,7 @@ BOXED = {
     "csrc/dispatch/host_fallback.c": "the call handed to the host round trip, on host copies",
     "csrc/autograd/formulas_shape.c": "a node's saved call re-run for its indices",
     "csrc/autograd/formulas_resample.c": "a node's saved call re-run as its partner op",
+    "csrc/autograd/views.c": "unbind's and split's pieces boxed as their view op's call, for its node",
 }
 LOCAL_ARGS = re.compile(r"\bmt_args\s+(\w+)\s*[;=]")  # an mt_args of a function's own
 

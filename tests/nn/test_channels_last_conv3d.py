@@ -111,3 +111,25 @@ def test_conv3d_channels_last_3d_of_a_strided_input(threads):
                          np.zeros(tuple(y.shape)), (1,) * 3, (1,) * 3, (1,) * 3, 1)[0]
     np.testing.assert_allclose(as_numpy(y), want, atol=2e-4, rtol=2e-4)
     assert np.isnan(as_numpy(y)[1, :, 1:4, 2:5, 1:4]).all() and np.isnan(as_numpy(y)).sum() == 16 * 27
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("weight_cl", [False, True])
+def test_conv3d_layout_of_small_dtypes_as_torch(dtype, batch, weight_cl):
+    """PyTorch picks the backend, and so the result's layout, by the stored dtype (oneDNN for every
+    bfloat16 convolution where the CPU has its instructions, the slow row-major 3-D kernels for
+    float16), though minitorch computes both in float32: one small image's bfloat16 result is
+    channels-last-3d, a float16 batch's row-major."""
+    if torch is None:
+        pytest.skip("compares with PyTorch")
+    strides = []
+    for lib in (minitorch, torch):
+        dt = getattr(lib, dtype)
+        x = lib.ones(batch, 2, 3, 4, 5, dtype=dt).to(memory_format=lib.channels_last_3d)
+        w = lib.ones(3, 2, 2, 1, 2, dtype=dt)
+        if weight_cl:
+            w = w.to(memory_format=lib.channels_last_3d)
+        y = lib.nn.functional.conv3d(x, w, stride=(1, 2, 1))
+        strides.append((y.stride(), y.float().sum().item()))
+    assert strides[0] == strides[1]

@@ -12,7 +12,8 @@ torch = pytest.importorskip("torch")
 # name -> f(lib, x, i): x a float32 (2, 3) tensor, i the int64 index [1, 0]
 CASES = {
     "abs": lambda m, x, i: x.abs(), "add": lambda m, x, i: x.add(x), "add_s": lambda m, x, i: x + 1,
-    "sub": lambda m, x, i: x - x, "rsub": lambda m, x, i: 1 - x, "mul_s": lambda m, x, i: x * 2, "div": lambda m, x, i: x / x,
+    "sub": lambda m, x, i: x - x, "rsub": lambda m, x, i: 1 - x, "sub_number_first": lambda m, x, i: m.sub(1, x),
+    "rsub_fn": lambda m, x, i: m.rsub(x, 2), "rsub_fn_tensor": lambda m, x, i: m.rsub(x, x, alpha=2), "mul_s": lambda m, x, i: x * 2, "div": lambda m, x, i: x / x,
     "neg": lambda m, x, i: -x, "pow": lambda m, x, i: x ** 2, "pow_t": lambda m, x, i: x ** x, "rpow": lambda m, x, i: 2 ** x,
     "exp": lambda m, x, i: x.exp(), "log": lambda m, x, i: x.log(), "sqrt": lambda m, x, i: x.sqrt(), "sin": lambda m, x, i: x.sin(),
     "tanh": lambda m, x, i: x.tanh(), "sigmoid": lambda m, x, i: x.sigmoid(), "relu": lambda m, x, i: x.relu(),
@@ -90,20 +91,8 @@ KNOWN = {
     "index_put": "PyTorch's binding lifts a number or a new tensor with aten.lift_fresh first",
     "new_tensor": "PyTorch's binding lifts a number or a new tensor with aten.lift_fresh first",
     "where": "PyTorch makes where's number a tensor with aten.scalar_tensor first",
-    "new_zeros": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "new_ones": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "new_empty": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "new_full": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "zeros_like": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "ones_like": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "empty_like": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "rand_like": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
-    "full_like": "the factory op (aten.zeros, aten.full...) where PyTorch has new_zeros, zeros_like... of their own",
     "argsort": "minitorch's argsort is a kernel of its own (PyTorch's decomposes into aten.sort)",
     "einsum": "minitorch's einsum contracts with one mm (PyTorch: unsqueezes, bmm and more views)",
-    "unsafe_chunk": "unsafe_chunk is chunk's slices (PyTorch: aten.unsafe_split.Tensor)",
-    "allclose": "allclose and equal are composites in minitorch (PyTorch: one op each)",
-    "equal": "allclose and equal are composites in minitorch (PyTorch: one op each)",
 }
 
 
@@ -139,9 +128,17 @@ def test_dispatched_ops_match(name):
     assert got == want
 
 
-def test_grad_required_records_the_pieces():
-    """With a tensor that requires grad, unbind and split reach the mode as the views they are
-    made of, whose formulas autograd records (PyTorch: aten.unbind.int, its own formula)."""
+PIECES = {
+    "unbind": lambda x: x.unbind(0), "unbind1": lambda x: x.unbind(1), "split": lambda x: x.split(1),
+    "split2": lambda x: x.split(2, 1), "split_sizes": lambda x: x.split([1, 2], 1),
+    "split_with_sizes": lambda x: x.split_with_sizes([2, 1], dim=-1), "transposed": lambda x: x.t().unbind(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PIECES))
+def test_grad_required_sends_unbind_and_split_whole(name):
+    """With a tensor that requires grad, unbind and split reach the mode whole (aten.unbind.int,
+    aten.split.Tensor), as PyTorch's, their pieces still views with their nodes (UnbindBackward0)."""
     got = []
     for lib_name in ("minitorch", "torch"):
         lib = importlib.import_module(lib_name)
@@ -153,12 +150,55 @@ def test_grad_required_records_the_pieces():
                 log.append(str(func))
                 return func(*args, **(kwargs or {}))
 
-        x = lib.ones(2, 3, requires_grad=True)
+        x = lib.arange(6.0).reshape(2, 3).requires_grad_()
         with Recorder():
-            parts = x.unbind(0)
-        sum(p.sum() for p in parts).backward()
-        got.append((log, x.grad.tolist(), type(parts[0].grad_fn).__name__))
-    mt, pt = got
-    assert mt[1] == pt[1]
-    assert mt[0] == ["aten.select.int", "aten.select.int"]
-    assert pt[0] == ["aten.unbind.int"]
+            parts = PIECES[name](x)
+        sum((p * (k + 1)).sum() for k, p in enumerate(parts)).backward()
+        got.append((log, x.grad.tolist(), [type(p.grad_fn).__name__ for p in parts],
+                    [p._base is x for p in parts], [p.tolist() for p in parts]))
+    assert got[0] == got[1]
+
+
+# The Python functions that are PyTorch ops of their own reach the mode with PyTorch's boxed
+# arguments (minitorch/_python_ops.py): a size as a list, trailing defaults left out, the options
+# given and pin_memory=False; requires_grad is applied to the result, not passed.
+BOXED = {
+    "new_zeros": lambda m, x: x.new_zeros(2, 1), "new_zeros_dtype": lambda m, x: x.new_zeros((2,), dtype=m.int64),
+    "new_full": lambda m, x: x.new_full((2,), 1.5, device="cpu"), "new_empty_grad": lambda m, x: x.new_empty(2, requires_grad=True),
+    "zeros_like": lambda m, x: m.zeros_like(x, dtype=m.float64), "full_like": lambda m, x: m.full_like(x, 2),
+    "ones_like_format": lambda m, x: m.ones_like(x, memory_format=m.contiguous_format),
+    "randn_like_grad": lambda m, x: m.randn_like(x, requires_grad=True),
+    "allclose": lambda m, x: m.allclose(x, x, rtol=1e-3), "allclose_all": lambda m, x: x.allclose(x, 1e-3, 1e-4, True),
+    "allclose_atol": lambda m, x: m.allclose(x, x, atol=0.1), "equal": lambda m, x: x.equal(x),
+    "unsafe_chunk": lambda m, x: m.unsafe_chunk(x, 3, 1), "unsafe_split": lambda m, x: x.unsafe_split(2, dim=1),
+}
+
+
+def boxed(value):
+    if hasattr(value, "shape"):
+        return ("tensor", tuple(value.shape), str(value.dtype).split(".")[-1], value.requires_grad)
+    if isinstance(value, (list, tuple)):
+        return [boxed(v) for v in value]
+    return str(value).split(".")[-1] if not isinstance(value, (int, float, bool)) else value
+
+
+def record_boxed(lib_name, name):
+    lib = importlib.import_module(lib_name)
+    pd = importlib.import_module(lib_name + ".utils._python_dispatch")
+    log = []
+
+    class Recorder(pd.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            log.append((str(func), boxed(args), {k: boxed(v) for k, v in (kwargs or {}).items()}, boxed(out)))
+            return out
+
+    x = lib.arange(6, dtype=lib.float32).reshape(2, 3)
+    with Recorder():
+        out = BOXED[name](lib, x)
+    return log, boxed(out)
+
+
+@pytest.mark.parametrize("name", sorted(BOXED))
+def test_python_ops_reach_the_mode_boxed_as_torch(name):
+    assert record_boxed("minitorch", name) == record_boxed("torch", name)

@@ -736,7 +736,7 @@ class Module:
                     missing_keys.append(key)
                 continue
             value = state_dict[key]
-            if not isinstance(value, _C.TensorBase):
+            if not isinstance(value, minitorch.Tensor):  # a sparse tensor is one too, as in PyTorch
                 error_msgs.append(
                     f'While copying the parameter named "{key}", expected torch.Tensor or '
                     f"Tensor-like object from checkpoint but received {type(value)}"
