@@ -18,7 +18,8 @@
 #include "ops/front.h"
 
 typedef struct reduce_ctx {
-    double p; /* the norm's order */
+    double p;     /* the norm's order */
+    int64_t cols; /* the columns a column loop (below) sums at a call */
 } reduce_ctx;
 
 /* ---- the float sum of a contiguous run: a cascade, as PyTorch's (SumKernel.cpp) ----
@@ -399,16 +400,25 @@ typedef struct reduction {
     const mt_loop_fn *combine; /* by acc_dt: folds one partial result into another; NULL: loops */
 } reduction;
 
-/* Runs loop over it (operand 0 the accumulator acc, contiguous) on several threads. Threads
- * that split a reduced dim would add into the same elements, so each extra thread then
- * accumulates into its own copy of acc, filled with init, and `combine` folds the copies in. */
+/* Runs loop over it (operand 0 the accumulator acc, contiguous) on `parts` threads (at most
+ * mt_iter_parts' count). Threads that split a reduced dim would add into the same elements, so
+ * each extra thread then accumulates into its own copy of acc, filled with init, and `combine`
+ * folds the copies in. */
 static mt_status
-run_reduction(const mt_iter *it, mt_tensor *acc, mt_scalar init, mt_loop_fn loop,
+run_reduction(const mt_iter *it, int parts, mt_tensor *acc, mt_scalar init, mt_loop_fn loop,
               mt_loop_fn combine, void *ctx)
 {
-    int parts = mt_iter_parts(it);
-    if (parts == 1 || it->strides[it->ndim - 1][0] != 0) {
-        mt_iter_run_parallel(it, loop, ctx);
+    if (parts == 1) {
+        mt_iter_run(it, loop, ctx);
+        return MT_OK;
+    }
+    if (it->strides[it->ndim - 1][0] != 0) { /* the threads write apart */
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+        for (int p = 0; p < parts; p++) {
+            mt_iter sub;
+            mt_iter_part(it, parts, p, &sub);
+            mt_iter_run(&sub, loop, ctx);
+        }
         return MT_OK;
     }
     const int64_t n = mt_tensor_numel(acc), bytes = n * (int64_t)mt_dtype_size(acc->dtype);
@@ -437,6 +447,34 @@ run_reduction(const mt_iter *it, mt_tensor *acc, mt_scalar init, mt_loop_fn loop
     mt_tensor_release(partial);
     return MT_OK;
 }
+
+/* A float sum over an outer dim (x.sum(0) of a row-major matrix): the iterator's innermost dim
+ * runs along a contiguous row of x and of the float64 sums, the next one over the rows into
+ * the same sums (stride 0). Then *it drops its innermost dim, whose length goes to *cols, and
+ * each call of a column loop below takes n whole rows, strides[1] bytes apart, summed by
+ * reduce_columns.c; the outer dims and the threads stay the iterator's. */
+static bool
+columns(mt_iter *it, int64_t *cols)
+{
+    if (it->ndim < 2 || it->strides[0][0] != (int64_t)sizeof(double) ||
+        it->strides[0][1] != it->item[1] || it->strides[1][0] != 0) {
+        return false;
+    }
+    *cols = it->shape[0];
+    it->ndim--;
+    memmove(it->shape, it->shape + 1, (size_t)it->ndim * sizeof(it->shape[0]));
+    memmove(it->strides, it->strides + 1, (size_t)it->ndim * sizeof(it->strides[0]));
+    return true;
+}
+
+#define COLUMN_LOOP(name, T)                                                                     \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)                  \
+    {                                                                                            \
+        mt_cpu_##name((double *)data[0], (const T *)data[1], n, ((const reduce_ctx *)ctx)->cols, \
+                      strides[1] / (int64_t)sizeof(T));                                          \
+    }
+COLUMN_LOOP(column_sum_f32, float)
+COLUMN_LOOP(column_sum_f64, double)
 
 /* *acc = the reduction of self over reduce[] (self's rank, size 1 on reduced dims), of acc_dt:
  * an accumulator, which the caller stores into its stated result; *count = the number of
@@ -475,7 +513,13 @@ accumulate(mt_tensor *self, const bool *reduce, const reduction *r, mt_tensor **
         goto out_release_cast;
     }
     reduce_ctx ctx = r->ctx;
-    st = run_reduction(&it, *acc, r->init, r->loops[r->in_dt],
+    mt_loop_fn loop = r->loops[r->in_dt];
+    const int parts = mt_iter_parts(&it); /* counted on every element, columns included */
+    if (r->loops == sum_loops && (r->in_dt == MT_FLOAT32 || r->in_dt == MT_FLOAT64) &&
+        columns(&it, &ctx.cols)) {
+        loop = r->in_dt == MT_FLOAT32 ? column_sum_f32 : column_sum_f64;
+    }
+    st = run_reduction(&it, parts, *acc, r->init, loop,
                        (r->combine ? r->combine : r->loops)[r->acc_dt], &ctx);
     if (st) {
         mt_tensor_clear(acc);
@@ -734,7 +778,8 @@ about(mt_tensor *x, mt_tensor *centre, mt_loop_fn loop, mt_tensor **acc)
         mt_tensor_clear(acc);
         return st;
     }
-    st = run_reduction(&it, *acc, mt_scalar_int(0), loop, sum_loops[MT_FLOAT64], NULL);
+    st = run_reduction(&it, mt_iter_parts(&it), *acc, mt_scalar_int(0), loop, sum_loops[MT_FLOAT64],
+                       NULL);
     if (st) {
         mt_tensor_clear(acc);
     }
