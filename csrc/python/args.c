@@ -553,7 +553,7 @@ mixed_bounds_error(mt_op op, const mt_py_schema *s, PyObject *self, PyObject *co
 
 /* The call's result: out's objects where out= was given, else the kernel's outputs. */
 /* Whether a call cast complex values to a real dtype (to, _to_copy, copy_ into a real tensor):
- * PyTorch warns that the imaginary parts are dropped. */
+ * PyTorch warns that the imaginary parts are dropped (not for bool, which reads both parts). */
 static bool
 drops_imaginary(mt_op op, const mt_args *a)
 {
@@ -563,7 +563,7 @@ drops_imaginary(mt_op op, const mt_args *a)
     const mt_tensor *src = op == MT_OP_copy_ ? a->t[1] : a->t[0];
     const mt_tensor *dst = op == MT_OP_copy_ ? a->t[0] : a->out[0];
     return src && dst && mt_dtype_is_complex(src->dtype) && !mt_dtype_is_complex(dst->dtype) &&
-           dst->dtype != MT_BOOL; /* a bool keeps both parts: nonzero either */
+           dst->dtype != MT_BOOL;
 }
 
 /* var and std (and their _mean forms) leaving no degrees of freedom: each result reduces n
