@@ -1,6 +1,6 @@
 // 2-D and 3-D pooling on the GPU: max (with its indices), avg and adaptive avg, and their
 // backward. One thread per output element of one plane (P, OD, OH, OW), OD = 1 in 2-D; the windows are the CPU loops' own
-// (cpu/pool_window.h), so both backends pick the same taps, divisors and argmax. The backward
+// (core/pool_window.h), so both backends pick the same taps, divisors and argmax. The backward
 // kernels scatter each output's gradient into a zeroed gx with atomicAdd (windows overlap).
 #include <math.h>
 

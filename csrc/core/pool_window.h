@@ -2,8 +2,8 @@
  * functions for the CUDA kernels (cuda/pool.cu) as the C compiler does for the CPU loops.
  * One geometry serves 2-D and 3-D pooling: a 2-D op is a 3-D one of depth 1 (d = od = kd = sd
  * = dd = 1, pd = 0), so an index h * W + w within a plane is (d * H + h) * W + w with d = 0. */
-#ifndef MT_CPU_POOL_WINDOW_H
-#define MT_CPU_POOL_WINDOW_H
+#ifndef MT_CORE_POOL_WINDOW_H
+#define MT_CORE_POOL_WINDOW_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,8 +23,8 @@ typedef struct pool_geom {
     int64_t divisor;
 } pool_geom;
 
-/* The pooling a channels-last loop does (pool.c, pool_backward.c): which windows, and their
- * maximum or their mean. */
+/* The pooling a channels-last loop does (cpu/pool.c, cpu/pool_backward.c): which windows, and
+ * their maximum or their mean. */
 typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_ADAPTIVE_MAX, POOL_ADAPTIVE_AVG } pool_kind;
 
 /* The 2-D geometry as a 3-D one of depth 1. */
