@@ -35,7 +35,7 @@ namespace ew
         }                                                                                \
     };
 #define NO_FUNCTOR(name, form, T, S)
-#define MT_EW(name, form, dtypes, meta, kernel) \
+#define MT_EW(name, form, dtypes, meta, scalars, kernel) \
     MT_EW_DTYPES_##dtypes(FUNCTOR, NO_FUNCTOR, name, form)
 #define MT_EW_COMPLEX(name, form) \
     FUNCTOR(name, form, mt_z64, z64) FUNCTOR(name, form, mt_z128, z128)
@@ -398,7 +398,7 @@ cast_kernel(mt_cuda_ew p)
 #define ENTRY(name, form, T, S) MT_KERNEL_PTR(ew_kernel<ew::name##_##S>),
 #define NO_ENTRY(name, form, T, S) nullptr,
 static const void *const ew_kernels[MT_NUM_EW][MT_NUM_DTYPES] = {
-#define MT_EW(name, form, dtypes, meta, kernel) \
+#define MT_EW(name, form, dtypes, meta, scalars, kernel) \
     {MT_EW_DTYPES_##dtypes(ENTRY, NO_ENTRY, name, form)},
 #include "ops/elementwise.def"
 };

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "core/dtype.h"
-#include "cpu/pool_window.h"
+#include "core/pool_window.h"
 #include "cuda/int_divider.h"
 /* core/tensor.h is C only (stdatomic.h); its MT_MAX_DIMS is checked equal in elementwise.c */
 #define MT_CUDA_MAX_DIMS 64

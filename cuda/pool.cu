@@ -1,6 +1,6 @@
 // 2-D and 3-D pooling on the GPU: max (with its indices), avg and adaptive avg, and their
 // backward. One thread per output element of one plane (P, OD, OH, OW), OD = 1 in 2-D; the windows are the CPU loops' own
-// (cpu/pool_window.h), so both backends pick the same taps, divisors and argmax. The backward
+// (core/pool_window.h), so both backends pick the same taps, divisors and argmax. The backward
 // kernels scatter each output's gradient into a zeroed gx with atomicAdd (windows overlap).
 #include <math.h>
 
@@ -10,18 +10,6 @@
 
 namespace
 {
-
-__device__ __forceinline__ int64_t
-first_tap(int64_t start, int64_t dil)
-{
-    return start >= 0 ? start : start + (-start + dil - 1) / dil * dil;
-}
-
-__device__ __forceinline__ int64_t
-lo(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
 
 template <typename T>
 __device__ __forceinline__ bool
@@ -47,16 +35,6 @@ __device__ __forceinline__ int64_t
 lowest<int64_t>()
 {
     return INT64_MIN;
-}
-
-// a window's taps along one dim of size n from output position o (kernel k, stride s, padding
-// p, dilation dil): the first tap inside the input *i0, and *i1 past the last
-__device__ __forceinline__ void
-taps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int64_t dil, int64_t *i0, int64_t *i1)
-{
-    const int64_t start = o * s - p;
-    *i1 = lo(start + (k - 1) * dil + 1, n);
-    *i0 = first_tap(start, dil);
 }
 
 // output element i of (P, OD, OH, OW) as its plane p and position (od, oh, ow)
@@ -99,15 +77,6 @@ window_add(T *plane, const pool_geom &g, const int64_t *b, T v)
     }
 }
 
-// adaptive window (od, oh, ow) as window_sum's b
-__device__ __forceinline__ void
-adaptive_window(const pool_geom &g, int64_t od, int64_t oh, int64_t ow, int64_t *b)
-{
-    mt_adaptive_window(od, g.d, g.od, &b[0], &b[1]);
-    mt_adaptive_window(oh, g.h, g.oh, &b[2], &b[3]);
-    mt_adaptive_window(ow, g.w, g.ow, &b[4], &b[5]);
-}
-
 // the maximum of plane (D, H, W) over window b (as window_sum's) every step[0], step[1] and
 // step[2] taps, and in *at its index (the first tap's if none beats the lowest); a NaN wins and
 // a later NaN wins again, as on the CPU (ints: is_nan is false)
@@ -144,9 +113,7 @@ max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_re
     {
         int64_t p, od, oh, ow, b[6], at;
         position(g, i, &p, &od, &oh, &ow);
-        taps(od, g.d, g.kd, g.sd, g.pd, g.dd, &b[0], &b[1]);
-        taps(oh, g.h, g.kh, g.sh, g.ph, g.dh, &b[2], &b[3]);
-        taps(ow, g.w, g.kw, g.sw, g.pw, g.dw, &b[4], &b[5]);
+        mt_max_pool_window(&g, od, oh, ow, b);
         out[i] = window_max(x + p * g.d * g.h * g.w, g, b, step, &at);
         if (idx) {
             idx[i] = at;
@@ -165,7 +132,7 @@ adaptive_max_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_asser
     {
         int64_t p, od, oh, ow, b[6];
         position(g, i, &p, &od, &oh, &ow);
-        adaptive_window(g, od, oh, ow, b);
+        mt_adaptive_pool_window(&g, od, oh, ow, b);
         out[i] = window_max(x + p * g.d * g.h * g.w, g, b, step, &idx[i]);
     }
 }
@@ -200,7 +167,7 @@ adaptive_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_asse
     {
         int64_t p, od, oh, ow, b[6];
         position(g, i, &p, &od, &oh, &ow);
-        adaptive_window(g, od, oh, ow, b);
+        mt_adaptive_pool_window(&g, od, oh, ow, b);
         const T sum = window_sum(x + p * g.d * g.h * g.w, g, b);
         out[i] = sum / (T)(b[1] - b[0]) / (T)(b[3] - b[2]) / (T)(b[5] - b[4]);
     }
@@ -258,7 +225,7 @@ adaptive_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_as
     {
         int64_t p, od, oh, ow, b[6];
         position(g, i, &p, &od, &oh, &ow);
-        adaptive_window(g, od, oh, ow, b);
+        mt_adaptive_pool_window(&g, od, oh, ow, b);
         const T v = grad[i] / (T)(b[1] - b[0]) / (T)(b[3] - b[2]) / (T)(b[5] - b[4]);
         window_add(gx + p * g.d * g.h * g.w, g, b, v);
     }

@@ -256,13 +256,14 @@ typedef struct ew_ctx {
             IS_DIV_##form)
 #define LOOP(name, form, T, S) LOOP_WITH(REAL_LOOP, name, form, T, S)
 #define NO_LOOP(name, form, T, S)
-#define MT_EW(name, form, dtypes, meta, kernel) MT_EW_DTYPES_##dtypes(LOOP, NO_LOOP, name, form)
+#define MT_EW(name, form, dtypes, meta, scalars, kernel) \
+    MT_EW_DTYPES_##dtypes(LOOP, NO_LOOP, name, form)
 #include "ops/elementwise.def"
 
 #define LOOP_ENTRY(name, form, T, S) name##_##S,
 #define NO_LOOP_ENTRY(name, form, T, S) NULL,
 static const mt_loop_fn loops[MT_NUM_EW][MT_NUM_DTYPES] = {
-#define MT_EW(name, form, dtypes, meta, kernel) \
+#define MT_EW(name, form, dtypes, meta, scalars, kernel) \
     [MT_EW_##name] = {MT_EW_DTYPES_##dtypes(LOOP_ENTRY, NO_LOOP_ENTRY, name, form)},
 #include "ops/elementwise.def"
 };

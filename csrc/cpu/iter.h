@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/tensor.h"
+#include "core/threads.h" /* the thread count, which the loops split their work by */
 
 #define MT_ITER_MAX_OPS 4
 
@@ -49,17 +50,12 @@ void mt_iter_run_parallel(const mt_iter *it, mt_loop_fn loop, void *ctx);
 int mt_parallel_parts(int64_t n, int64_t grain);
 
 /* The CPU's one thread pool (threads.c): OpenMP's, which OpenBLAS's parallel sections run on
- * too. mt_cpu_threads_init installs that and takes OMP_NUM_THREADS (or the cores) as the count;
- * mt_set_num_threads (n >= 1) sets it for both. There is no inter-op pool: its count is kept for
- * get_num_interop_threads, and may be set once (false after). */
+ * too. mt_cpu_threads_init installs that and takes OMP_NUM_THREADS (or the cores) as the count,
+ * which core/threads.h's mt_set_num_threads sets for both. */
 void mt_cpu_threads_init(void);
-void mt_set_num_threads(int n);
-int mt_get_num_threads(void);
 /* Around a LAPACK call, or a parallel region whose threads call BLAS (a batch of gemms split
  * between them): OpenBLAS at one thread (begin returns the count to restore), see cpu/threads.c. */
 int mt_cpu_lapack_begin(void);
 void mt_cpu_lapack_end(int threads);
-bool mt_set_num_interop_threads(int n);
-int mt_get_num_interop_threads(void);
 
 #endif

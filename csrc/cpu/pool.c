@@ -22,30 +22,6 @@
 
 /* ---- the loops: one plane each, one instance per dtype ---- */
 
-/* The first tap index >= 0 of a window starting at `start` with taps every `dil`. */
-static int64_t
-first_tap(int64_t start, int64_t dil)
-{
-    return start >= 0 ? start : start + (-start + dil - 1) / dil * dil;
-}
-
-/* min(a, b) */
-static int64_t
-lo(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
-
-/* A window's taps along one dim of size n from output position o (kernel k, stride s, padding
- * p, dilation dil): the first tap inside the input *i0, and *i1 past the last. */
-static void
-taps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int64_t dil, int64_t *i0, int64_t *i1)
-{
-    const int64_t start = o * s - p;
-    *i1 = lo(start + (k - 1) * dil + 1, n);
-    *i0 = first_tap(start, dil);
-}
-
 /* The maximum of x (D, H, W) over depths [b[0], b[1]), rows [b[2], b[3]) and columns [b[4],
  * b[5]), every step[0], step[1] and step[2] of them, and in *at its index (d*H+h)*W+w (the
  * first tap's if none is bigger than LOWEST). A NaN wins and a later NaN wins again (PyTorch's
@@ -74,26 +50,26 @@ taps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int64_t dil, int64_t
 
 // x (D, H, W), out (OD, OH, OW), idx (OD, OH, OW) int64 flat (d*H+h)*W+w, or NULL: each
 // window's maximum (WMAX, a WINDOW_MAX)
-#define MAX_POOL(name, T, WMAX)                                                  \
-    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g) \
-    {                                                                            \
-        const T *x = (const T *)xv;                                              \
-        T *out = (T *)ov;                                                        \
-        const int64_t step[3] = {g->dd, g->dh, g->dw};                           \
-        int64_t b[6], at;                                                        \
-        for (int64_t od = 0; od < g->od; od++) {                                 \
-            taps(od, g->d, g->kd, g->sd, g->pd, g->dd, &b[0], &b[1]);            \
-            for (int64_t oh = 0; oh < g->oh; oh++) {                             \
-                taps(oh, g->h, g->kh, g->sh, g->ph, g->dh, &b[2], &b[3]);        \
-                for (int64_t ow = 0; ow < g->ow; ow++) {                         \
-                    taps(ow, g->w, g->kw, g->sw, g->pw, g->dw, &b[4], &b[5]);    \
-                    *out++ = WMAX(x, g, b, step, &at);                           \
-                    if (idx) {                                                   \
-                        *idx++ = at;                                             \
-                    }                                                            \
-                }                                                                \
-            }                                                                    \
-        }                                                                        \
+#define MAX_POOL(name, T, WMAX)                                                           \
+    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g)          \
+    {                                                                                     \
+        const T *x = (const T *)xv;                                                       \
+        T *out = (T *)ov;                                                                 \
+        const int64_t step[3] = {g->dd, g->dh, g->dw};                                    \
+        int64_t b[6], at;                                                                 \
+        for (int64_t od = 0; od < g->od; od++) {                                          \
+            mt_max_pool_taps(od, g->d, g->kd, g->sd, g->pd, g->dd, &b[0], &b[1]);         \
+            for (int64_t oh = 0; oh < g->oh; oh++) {                                      \
+                mt_max_pool_taps(oh, g->h, g->kh, g->sh, g->ph, g->dh, &b[2], &b[3]);     \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                                  \
+                    mt_max_pool_taps(ow, g->w, g->kw, g->sw, g->pw, g->dw, &b[4], &b[5]); \
+                    *out++ = WMAX(x, g, b, step, &at);                                    \
+                    if (idx) {                                                            \
+                        *idx++ = at;                                                      \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
     }
 
 /* The sum of x (D, H, W) over depths [b[0], b[1]), rows [b[2], b[3]), columns [b[4], b[5]). */
@@ -218,13 +194,9 @@ typedef void (*pool_fn)(const void *x, void *out, int64_t *idx, const pool_geom 
         int64_t *restrict at = idx, b[6], step[3] = {1, 1, 1}, divide = 1;                  \
         const bool adaptive = kind == POOL_ADAPTIVE_MAX || kind == POOL_ADAPTIVE_AVG;       \
         if (adaptive) {                                                                     \
-            mt_adaptive_window(od, g->d, g->od, &b[0], &b[1]);                              \
-            mt_adaptive_window(oh, g->h, g->oh, &b[2], &b[3]);                              \
-            mt_adaptive_window(ow, g->w, g->ow, &b[4], &b[5]);                              \
+            mt_adaptive_pool_window(g, od, oh, ow, b);                                      \
         } else if (kind == POOL_MAX) {                                                      \
-            taps(od, g->d, g->kd, g->sd, g->pd, g->dd, &b[0], &b[1]);                       \
-            taps(oh, g->h, g->kh, g->sh, g->ph, g->dh, &b[2], &b[3]);                       \
-            taps(ow, g->w, g->kw, g->sw, g->pw, g->dw, &b[4], &b[5]);                       \
+            mt_max_pool_window(g, od, oh, ow, b);                                           \
             step[0] = g->dd, step[1] = g->dh, step[2] = g->dw;                              \
         } else {                                                                            \
             divide = mt_avg_pool_window(g, od, oh, ow, b);                                  \

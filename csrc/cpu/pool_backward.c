@@ -129,9 +129,7 @@ ADAPTIVE_BACK(adaptive_back_f64, double, add_f64)
             if (kind == POOL_AVG) {                                                               \
                 divide = mt_avg_pool_window(g, od, oh, ow, b);                                    \
             } else {                                                                              \
-                mt_adaptive_window(od, g->d, g->od, &b[0], &b[1]);                                \
-                mt_adaptive_window(oh, g->h, g->oh, &b[2], &b[3]);                                \
-                mt_adaptive_window(ow, g->w, g->ow, &b[4], &b[5]);                                \
+                mt_adaptive_pool_window(g, od, oh, ow, b);                                        \
             }                                                                                     \
             for (int64_t id = b[0]; id < b[1]; id++) {                                            \
                 for (int64_t ih = b[2]; ih < b[3]; ih++) {                                        \

@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "cpu/iter.h" /* mt_get_num_threads */
+#include "core/threads.h" /* mt_get_num_threads */
 #include "dispatch/widen.h"
 #include "ops/conv_nd.h"
 #include "ops/fails.h"

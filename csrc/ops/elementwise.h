@@ -47,7 +47,8 @@ bool mt_ew_integers_to_float(mt_op op, const mt_args *a);
 /* The Scalar arguments that PyTorch's kernels of op convert checked into the call's dtype or
  * into the dtype they compute it in (alpha, addcmul's value, clamp_min's bound, leaky_relu's
  * slope; pow's exponent and lerp's weight as numbers; masked_fill's 0-dim value): PyTorch's
- * "value cannot be converted to type c10::Half without overflow". For the dtypes as given:
+ * "value cannot be converted to type c10::Half without overflow", as the scalars column of
+ * op's row in ops/elementwise.def says (ops/elementwise_scalars.c). For the dtypes as given:
  * the dispatcher calls it once before dispatch/widen.c computes a small dtype in a wider one.
  * MT_OK for an op outside the family. */
 mt_status mt_ew_check_scalars(mt_op op, const mt_args *a);

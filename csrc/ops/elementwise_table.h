@@ -7,7 +7,7 @@
 
 /* The rows of ops/elementwise.def. */
 typedef enum mt_ew_id {
-#define MT_EW(name, form, dtypes, meta, kernel) MT_EW_##name,
+#define MT_EW(name, form, dtypes, meta, scalars, kernel) MT_EW_##name,
 #include "ops/elementwise.def"
     MT_NUM_EW
 } mt_ew_id;

@@ -9,11 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/pool_window.h"   /* pool_geom, plain C for the CUDA kernels too */
+#include "core/resample_math.h" /* mt_resample_plan, likewise */
 #include "core/scalar.h"
 #include "core/tensor.h"
 #include "dispatch/dispatch.h"
-#include "cpu/pool_window.h" /* pool_geom, plain C for the CUDA kernels too */
-#include "core/resample_math.h" /* mt_resample_plan, likewise */
 
 /* The reductions and the ops along one dim (cumsum, cumprod, softmax, log_softmax). */
 typedef struct mt_reduce_plan {

@@ -5,7 +5,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "cpu/iter.h"
+#include "core/threads.h"
 
 /* n from an int (or a NumPy integer), not a bool, as PyTorch's THPUtils_checkLong; -1 with
  * PyTorch's RuntimeError (or Python's on overflow) otherwise. */

@@ -2,8 +2,8 @@
  * functions for the CUDA kernels (cuda/pool.cu) as the C compiler does for the CPU loops.
  * One geometry serves 2-D and 3-D pooling: a 2-D op is a 3-D one of depth 1 (d = od = kd = sd
  * = dd = 1, pd = 0), so an index h * W + w within a plane is (d * H + h) * W + w with d = 0. */
-#ifndef MT_CPU_POOL_WINDOW_H
-#define MT_CPU_POOL_WINDOW_H
+#ifndef MT_CORE_POOL_WINDOW_H
+#define MT_CORE_POOL_WINDOW_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,8 +23,8 @@ typedef struct pool_geom {
     int64_t divisor;
 } pool_geom;
 
-/* The pooling a channels-last loop does (pool.c, pool_backward.c): which windows, and their
- * maximum or their mean. */
+/* The pooling a channels-last loop does (cpu/pool.c, cpu/pool_backward.c): which windows, and
+ * their maximum or their mean. */
 typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_ADAPTIVE_MAX, POOL_ADAPTIVE_AVG } pool_kind;
 
 /* The 2-D geometry as a 3-D one of depth 1. */
@@ -49,6 +49,28 @@ mt_pool_out_sizes(const pool_geom *g, int ndim, const int64_t *in, int64_t *out)
     }
     out[ndim - 2] = g->oh;
     out[ndim - 1] = g->ow;
+}
+
+/* max pooling's window along one dim of size n from output position o (kernel k, stride s,
+ * padding p, dilation dil): the first tap inside the input *i0 (the first of start + j * dil
+ * that is >= 0), and *i1 past the last. */
+MT_POOL_INLINE void
+mt_max_pool_taps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int64_t dil, int64_t *i0,
+                 int64_t *i1)
+{
+    const int64_t start = o * s - p, end = start + (k - 1) * dil + 1;
+    *i1 = end < n ? end : n;
+    *i0 = start >= 0 ? start : start + (-start + dil - 1) / dil * dil;
+}
+
+/* max pooling's window (od, oh, ow): its taps, depths [b[0], b[1]), rows [b[2], b[3]) and
+ * columns [b[4], b[5]), every g->dd, g->dh and g->dw of them. */
+MT_POOL_INLINE void
+mt_max_pool_window(const pool_geom *g, int64_t od, int64_t oh, int64_t ow, int64_t b[6])
+{
+    mt_max_pool_taps(od, g->d, g->kd, g->sd, g->pd, g->dd, &b[0], &b[1]);
+    mt_max_pool_taps(oh, g->h, g->kh, g->sh, g->ph, g->dh, &b[2], &b[3]);
+    mt_max_pool_taps(ow, g->w, g->kw, g->sw, g->pw, g->dw, &b[4], &b[5]);
 }
 
 /* avg pooling's window from output position o along one dim of size n (kernel k, stride s,
@@ -91,6 +113,15 @@ mt_adaptive_window(int64_t i, int64_t len, int64_t n, int64_t *start, int64_t *e
 {
     *start = i * len / n;
     *end = ((i + 1) * len + n - 1) / n;
+}
+
+/* adaptive pooling's window (od, oh, ow), as mt_avg_pool_window's b */
+MT_POOL_INLINE void
+mt_adaptive_pool_window(const pool_geom *g, int64_t od, int64_t oh, int64_t ow, int64_t b[6])
+{
+    mt_adaptive_window(od, g->d, g->od, &b[0], &b[1]);
+    mt_adaptive_window(oh, g->h, g->oh, &b[2], &b[3]);
+    mt_adaptive_window(ow, g->w, g->ow, &b[4], &b[5]);
 }
 
 #endif
