@@ -367,7 +367,8 @@ static const struct {
 
 /* copy_(self, src) with a complex side on the CUDA device, on the real views ([..., 2] floats,
  * which the backend's copies move): both complex, part for part; a real src fills the real parts
- * and zeroes the imaginary ones; a complex src into a real self gives its real parts. */
+ * and zeroes the imaginary ones; a complex src into a real self gives its real parts (a bool self
+ * whether either part is nonzero). */
 static mt_status
 cuda_complex_copy(mt_args *a)
 {
@@ -394,9 +395,11 @@ cuda_complex_copy(mt_args *a)
             own(&s, mt_op_zero_(im, &r), &r);
         }
     } else {
-        mt_tensor *re = part(&s, src, 0);
+        /* a bool is whether either part is nonzero */
+        mt_tensor *from = self->dtype == MT_BOOL ? bin(&s, MT_OP_ne, src, num(&s, 0.0))
+                                                 : part(&s, src, 0);
         if (s.st == MT_OK) {
-            own(&s, mt_op_copy_(self, re, &r), &r);
+            own(&s, mt_op_copy_(self, from, &r), &r);
         }
     }
     if (s.st == MT_OK) {

@@ -209,3 +209,18 @@ def test_elementwise_ops_make_no_host_copy():
         (minitorch.view_as_real(y).sum() + y.mean().real + products).backward()
     assert host_copies(step) == []
     assert z.grad is not None and z.grad.device.type == "cuda"
+
+
+def test_complex_to_bool_on_the_device_reads_both_parts():
+    """A complex value is true when either part is nonzero, on the device as on the CPU (the
+    device copy took the real part alone: 1j was False)."""
+    v = [1j, 0j, 3e-5j, complex("nan"), -0.0j, 2 + 0j]
+    want = [bool(z) for z in v]
+    for dtype in (minitorch.complex64, minitorch.complex128):
+        x = minitorch.tensor(v, dtype=dtype).cuda()
+        into = minitorch.zeros(len(v), dtype=minitorch.bool).cuda()
+        into.copy_(x)
+        for got in (x.bool(), x.to(minitorch.bool), into, x.cpu().to("cuda", minitorch.bool),
+                    minitorch.logical_not(minitorch.logical_not(x))):
+            assert got.device.type == "cuda" and got.cpu().tolist() == want
+        assert x.any().item() and not x.all().item()
