@@ -42,10 +42,32 @@ def test_tracer_crash_with_bytes_output(tmp_path):
     assert (r.returncode, runs) == (0, 3)
 
 
-def test_gives_up_after_three_runs(tmp_path):
+def test_a_fourth_run_goes_without_the_leak_check(tmp_path):
+    """after three tracer crashes in a row the child runs once more with detect_leaks=0 (a child
+    that fails every run, whatever its options, fails so)"""
     r, runs = child(tmp_path, 10, TRACER)
-    assert (r.returncode, runs) == (1, 3)
+    assert (r.returncode, runs) == (1, 4)
     assert "LeakSanitizer has encountered a fatal error" in r.stderr
+    seen = tmp_path / "options"
+    code = ("import os, sys; open(sys.argv[1], 'a').write(os.environ.get('ASAN_OPTIONS', '') + '|');"
+            "sys.exit(0 if 'detect_leaks=0' in os.environ.get('ASAN_OPTIONS', '') else "
+            "sys.stderr.write(sys.argv[2]) or 1)")
+    r = subprocess.run([sys.executable, "-c", code, str(seen), TRACER.replace("\\n", "\n")],
+                       capture_output=True, text=True, env=dict(os.environ, LD_PRELOAD="", ASAN_OPTIONS="x=1"))
+    assert r.returncode == 0
+    assert seen.read_text().split("|")[:4] == ["x=1", "x=1", "x=1", "x=1:detect_leaks=0"]
+
+
+def test_check_applies_after_the_retries(tmp_path):
+    """check=True raised on the first crash, before any retry (CI: a child with check=True)"""
+    runs = tmp_path / "runs"
+    env = dict(os.environ, LD_PRELOAD="", ASAN_OPTIONS="", LSAN_OPTIONS="")
+    r = subprocess.run([sys.executable, "-c", CHILD, str(runs), "3", TRACER.replace("\\n", "\n")],
+                       capture_output=True, text=True, env=env, check=True)
+    assert (r.returncode, int(runs.read_text())) == (0, 3)
+    with pytest.raises(subprocess.CalledProcessError):
+        subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "r2"), "2", LEAK.replace("\\n", "\n")],
+                       capture_output=True, text=True, env=env, check=True)
 
 
 def test_leak_report_is_not_run_again(tmp_path):
