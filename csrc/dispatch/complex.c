@@ -316,6 +316,13 @@ complex_random_fill(mt_op op, mt_args *a)
     return st;
 }
 
+/* t's truth, as PyTorch and NumPy read a complex value: t != 0 (either part nonzero, NaN too) */
+static mt_tensor *
+truth(tmp *s, mt_tensor *t)
+{
+    return bin(s, MT_OP_ne, t, num(s, 0.0));
+}
+
 // any, all and the logical ops (not, and, or, xor) with complex operands: the same call with
 // each complex operand t replaced by t != 0 (either part nonzero, NaN too), as PyTorch reads them
 static mt_status
@@ -326,7 +333,7 @@ complex_logical(mt_op op, mt_args *a)
     b.out[0] = NULL;
     for (int k = 0; k < 2; k++) {
         if (b.t[k] && mt_dtype_is_complex(b.t[k]->dtype)) {
-            b.t[k] = bin(&s, MT_OP_ne, a->t[k], num(&s, 0.0));
+            b.t[k] = truth(&s, a->t[k]);
         }
     }
     if (s.st == MT_OK) {
@@ -396,8 +403,7 @@ cuda_complex_copy(mt_args *a)
         }
     } else {
         /* a bool is whether either part is nonzero */
-        mt_tensor *from = self->dtype == MT_BOOL ? bin(&s, MT_OP_ne, src, num(&s, 0.0))
-                                                 : part(&s, src, 0);
+        mt_tensor *from = self->dtype == MT_BOOL ? truth(&s, src) : part(&s, src, 0);
         if (s.st == MT_OK) {
             own(&s, mt_op_copy_(self, from, &r), &r);
         }
