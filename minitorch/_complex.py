@@ -65,7 +65,7 @@ def sgn(input, *, out=None):
     if not isinstance(input, _C.TensorBase) and _C._has_torch_function((input,)):  # a sparse tensor
         from .overrides import handle_torch_function
 
-        return handle_torch_function(sgn, (input,), input, out=out)
+        return handle_torch_function(sgn, (input,), input, **({} if out is None else {"out": out}))
     _check("sgn", input)
     if not input.dtype.is_complex:
         return _C.sign(input, out=out)
