@@ -36,7 +36,8 @@ def install(namespace: dict, tensor_cls: type) -> None:
         namespace[name] = _function(name)
 
 
-def _function(name: str):
+def _function(name: str, with_out: bool = False):
+    """torch.name(input, ...) as input.name(...); with_out: with PyTorch's out= too"""
     def fn(input, *args, **kwargs):
         if not isinstance(input, _C.TensorBase):
             if _C._has_torch_function((input,)):  # a sparse tensor
@@ -44,7 +45,12 @@ def _function(name: str):
 
                 return handle_torch_function(fn, (input,), input, *args, **kwargs)
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-        return getattr(input, name)(*args, **kwargs)
+        if not with_out:
+            return getattr(input, name)(*args, **kwargs)
+        out = kwargs.pop("out", None)
+        from ._checks import _to_out
+
+        return _to_out(getattr(input, name)(*args, **kwargs), out)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"input.{name}(...), as torch.{name}."

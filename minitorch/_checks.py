@@ -11,9 +11,44 @@ def _tensors(fname: str, **args) -> None:
 
 
 def _to_out(result, out):
-    """result, or out resized to it and holding its values (PyTorch's out= contract for the
-    functions written in Python; the op table's out= does the same in C)."""
+    """result, or out (a tensor, or a tuple of them for a tuple result) resized to it and holding
+    its values: PyTorch's out= contract for the functions written in Python (the op table's out=
+    does the same in C, csrc/python/out.c): a result dtype out cannot hold is refused, an out
+    with elements and another shape is resized with PyTorch's warning, out itself is returned."""
     if out is None:
         return result
-    out.resize_(result.shape)
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"out= expects a tuple of {len(result)} tensors, not {type(out).__name__}")
+        written = tuple(_to_out(r, o) for r, o in zip(result, out))
+        if type(result) is tuple:
+            return written
+        kind = type(result)  # a return_types row, or a namedtuple
+        return kind._make(written) if hasattr(kind, "_make") else kind(written)
+    if not isinstance(out, TensorBase):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    from minitorch._C import can_cast
+
+    if not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {_scalar_name(result.dtype)} can't be cast to the desired output "
+                           f"type {_scalar_name(out.dtype)}")
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel() != 0:
+            import warnings
+
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                          f"which does not match the required output shape {list(result.shape)}. This behavior "
+                          "is deprecated, and in a future PyTorch release outputs will not be resized unless "
+                          "they have zero elements. You can explicitly reuse an out tensor t by resizing it, "
+                          "inplace, to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
+        out.resize_(result.shape)
     return out.copy_(result)
+
+
+def _scalar_name(dtype) -> str:
+    """PyTorch's C++ name of a dtype (Float, Long, ComplexDouble, ...), as its messages give it"""
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+    key = str(dtype).split(".")[-1]
+    return names.get(key, key)

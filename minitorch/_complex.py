@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from . import _C
+from ._checks import _to_out
 
 
 def _check(fname: str, t) -> None:
@@ -49,28 +50,28 @@ def resolve_conj(input):
     return input
 
 
-def angle(input):
+def angle(input, *, out=None):
     """The argument of each element: atan2(imag, real) for complex; 0 or pi for real numbers."""
     _check("angle", input)
     if input.dtype.is_complex:
-        return _C.atan2(imag(input), real(input))
+        return _to_out(_C.atan2(imag(input), real(input)), out)
     x = input if input.dtype.is_floating_point else input.to(_C._get_default_dtype())
-    return _C.where(x < 0, math.pi, 0.0).to(x.dtype) + x * 0
+    return _to_out(_C.where(x < 0, math.pi, 0.0).to(x.dtype) + x * 0, out)
 
 
-def sgn(input):
+def sgn(input, *, out=None):
     """x / |x| for complex elements (0 where x is 0); sign(x) for real ones, as PyTorch's. The
     quotient is taken of 1 where x is 0, so no NaN reaches the gradient there."""
     if not isinstance(input, _C.TensorBase) and _C._has_torch_function((input,)):  # a sparse tensor
         from .overrides import handle_torch_function
 
-        return handle_torch_function(sgn, (input,), input)
+        return handle_torch_function(sgn, (input,), input, **({} if out is None else {"out": out}))
     _check("sgn", input)
     if not input.dtype.is_complex:
-        return _C.sign(input)
+        return _C.sign(input, out=out)
     zero = input == 0
     nonzero = _C.where(zero, 1, input)
-    return _C.where(zero, 0, nonzero / nonzero.abs())
+    return _to_out(_C.where(zero, 0, nonzero / nonzero.abs()), out)
 
 
 def is_complex(input) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Sequence, Tuple
 
 from . import _C
+from ._checks import _to_out
 
 
 def _bind(name: str, args: tuple, kwargs: dict, params: Tuple[str, ...]) -> dict:
@@ -30,12 +31,12 @@ def _bind(name: str, args: tuple, kwargs: dict, params: Tuple[str, ...]) -> dict
     return bound
 
 
-def randint(*args: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+def randint(*args: Any, generator: Any = None, out: Any = None, dtype: Any = None, device: Any = None,
             requires_grad: bool = False, **kwargs: Any) -> "_C.TensorBase":
     """Uniform integers in [low, high) of shape size; low defaults to 0; dtype int64 unless given."""
     b = _bind("randint", args, kwargs, ("low", "high", "size"))
-    return _C.randint(b["low"], b["high"], b["size"], generator=generator, dtype=dtype, device=device,
-                      requires_grad=requires_grad)
+    return _to_out(_C.randint(b["low"], b["high"], b["size"], generator=generator, dtype=dtype, device=device,
+                              requires_grad=requires_grad), out)
 
 
 def randint_like(input: "_C.TensorBase", *args: Any, generator: Any = None, dtype: Any = None,
@@ -52,7 +53,7 @@ def randint_like(input: "_C.TensorBase", *args: Any, generator: Any = None, dtyp
     )
 
 
-def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
+def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None, out: Any = None, dtype: Any = None,
            device: Any = None, requires_grad: bool = False, layout: Any = None,
            pin_memory: bool = False) -> "_C.TensorBase":
     """Draws from N(mean, std**2), as torch.normal's overloads: normal(Tensor mean, Tensor std),
@@ -66,12 +67,12 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
                             f"({type(mean).__name__}, {type(std).__name__}), but expected one of: "
                             "(Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor std), "
                             "(float mean, float std, tuple of ints size)")
-        out = _C.empty(size, dtype=dtype, device=device)
-        return out.normal_(mean, std, generator=generator).requires_grad_(requires_grad)
+        drawn = _C.empty(size, dtype=dtype, device=device).normal_(mean, std, generator=generator)
+        return _to_out(drawn.requires_grad_(requires_grad), out)
     if size is not None or dtype is not None or device is not None or requires_grad:
         raise TypeError("normal() received an invalid combination of arguments: a tensor mean or std "
                         "takes no size, dtype, device or requires_grad")
-    return _C.normal(mean, std, generator=generator)
+    return _to_out(_C.normal(mean, std, generator=generator), out)
 
 
 __all__: Sequence[str] = ["normal", "randint", "randint_like"]

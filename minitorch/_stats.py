@@ -14,6 +14,7 @@ import math
 import operator
 
 from . import _C
+from ._checks import _to_out
 
 __all__ = ["histogram", "histogramdd", "median", "nanmedian", "unique_consecutive"]
 
@@ -33,13 +34,13 @@ median = _dim_overload("median", _C.median, _C.median_dim)
 nanmedian = _dim_overload("nanmedian", _C.nanmedian, _C.nanmedian_dim)
 
 
-def histogram(input, bins=100, *, range=None, weight=None, density=False):
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """(hist, bin_edges): bins equal bins over range (input's own range without it), or the bins
     the 1-D tensor `bins` of edges bounds; weight sums weights, density normalises."""
     if isinstance(bins, _C.TensorBase):
-        return _C.histogram_bins(input, bins, weight=weight, density=density)
+        return _to_out(_C.histogram_bins(input, bins, weight=weight, density=density), out)
     lo, hi = (None, None) if range is None else range
-    return _C.histogram(input, bins, lo, hi, weight=weight, density=density)
+    return _to_out(_C.histogram(input, bins, lo, hi, weight=weight, density=density), out)
 
 
 def _results(output, inverse, counts, return_inverse, return_counts):

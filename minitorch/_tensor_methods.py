@@ -348,6 +348,10 @@ _FUNCTIONS = ("select_scatter", "slice_scatter", "vdot", "cholesky_solve", "chol
               "triangular_solve", "nonzero_static", "orgqr", "ormqr")
 
 
+# the functions among them that PyTorch gives out=
+_OUT_FUNCTIONS = ("vdot", "cholesky_solve", "cholesky_inverse", "triangular_solve", "ormqr")
+
+
 def install(namespace: dict, tensor_cls: type) -> None:
     from ._aliases import _function
 
@@ -355,4 +359,4 @@ def install(namespace: dict, tensor_cls: type) -> None:
         if not name.startswith("__"):
             setattr(tensor_cls, name, member)
     for name in _FUNCTIONS:
-        namespace[name] = _function(name)
+        namespace[name] = _function(name, with_out=name in _OUT_FUNCTIONS)
