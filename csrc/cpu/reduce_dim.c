@@ -458,10 +458,37 @@ mt_cpu_softmax(mt_args *a)
             gx[j] = GRAD;                                                                     \
         }                                                                                     \
     }
-SOFTMAX_BACK_ROW(log_softmax_back_f32, float, (double)g[j], g[j] - mt_vexp_f32(y[j]) * sum)
+SOFTMAX_BACK_ROW(log_softmax_back_any_f32, float, (double)g[j], g[j] - mt_vexp_f32(y[j]) * sum)
 SOFTMAX_BACK_ROW(log_softmax_back_f64, double, (double)g[j], g[j] - mt_exp_f64(y[j]) * sum)
 SOFTMAX_BACK_ROW(softmax_back_f32, float, (double)g[j] * (double)y[j], y[j] * (g[j] - sum))
 SOFTMAX_BACK_ROW(softmax_back_f64, double, (double)g[j] * (double)y[j], y[j] * (g[j] - sum))
+
+/* log_softmax_back_any_f32 for a row whose outputs y are all <= 0 (or NaN), as log_softmax's
+ * are: exp without its overflow and subnormal cases (mt_vexp_nonpos_f32), which made the row
+ * 1.3x slower (4096x1000: 2.45 ms against 1.85 ms, one thread). A y above 0 (the op called
+ * directly with other values) takes the general row. An exp below FLT_MIN (y < -87.3) counts as
+ * 0 here, not as a subnormal: gx moves by under 1.2e-38 * |sum(g)|. */
+MT_SIMD_CLONES static void
+log_softmax_back_f32(const float *restrict g, const float *restrict y, float *restrict gx,
+                     int64_t n)
+{
+    double s = 0;
+    float top = 0;
+#pragma omp simd reduction(+ : s) reduction(max : top)
+    for (int64_t j = 0; j < n; j++) {
+        s += (double)g[j];
+        top = y[j] > top ? y[j] : top;
+    }
+    if (top > 0) {
+        log_softmax_back_any_f32(g, y, gx, n);
+        return;
+    }
+    const float sum = (float)s;
+#pragma omp simd
+    for (int64_t j = 0; j < n; j++) {
+        gx[j] = g[j] - mt_vexp_nonpos_f32(y[j]) * sum;
+    }
+}
 
 /* The result, a->out[0], = what the op's composite (its chain of ops) computes. */
 static mt_status

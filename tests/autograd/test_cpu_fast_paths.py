@@ -269,6 +269,29 @@ def test_log_softmax_backward_data(shape, dim, dtype, threads):
         np.testing.assert_allclose(got.numpy(), t.numpy(), atol=1e-5 if dtype == np.float32 else 1e-12, rtol=1e-4)
 
 
+@pytest.mark.parametrize("kind", ["above_zero", "very_negative", "nan_inf"])
+def test_log_softmax_backward_data_any_output(kind, threads):
+    """A float32 row of log_softmax outputs (all <= 0) takes a faster exp; rows with an output above
+    0 (the op called with other values), far below (exp subnormal or 0), NaN or inf still give
+    g - exp(y) * sum(g) as float64 does, row by row."""
+    y = rng.standard_normal((6, 67)).astype(np.float32) - 3
+    if kind == "above_zero":
+        y[1, 5], y[4, 66] = 2.5, 100.0
+    elif kind == "very_negative":
+        y[0, :] = -200.0
+        y[2, 3:9] = [-87.0, -88.0, -100.0, -104.0, -1e30, -np.inf]
+    else:
+        y[1, 2], y[3, 4], y[5, 6] = np.nan, np.inf, -np.inf
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = (g - np.exp(y.astype(np.float64)) * g.astype(np.float64).sum(1, keepdims=True)).astype(np.float32)
+    got = minitorch._log_softmax_backward_data(minitorch.tensor(g), minitorch.tensor(y), 1, minitorch.float32)
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-5, rtol=1e-4)
+    if torch is not None:
+        t = torch._log_softmax_backward_data(torch.tensor(g), torch.tensor(y), 1, torch.float32)
+        np.testing.assert_allclose(got.numpy(), t.numpy(), atol=1e-5, rtol=1e-4)
+
+
 @pytest.mark.parametrize("shape, dim", [((7, 5), 1), ((7, 5), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((3,), 0),
                                         ((0, 4), 1), ((300, 200), 1)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
