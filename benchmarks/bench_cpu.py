@@ -283,6 +283,9 @@ def per_thread_count(script, run_one, header, extra_env=None):
     """In a child process per thread count (--threads, 1,2 by default): run_one(threads); the
     parent prints the header lines first. extra_env(threads, env), if given, returns variables
     added to that child's environment."""
+    if "-h" in sys.argv or "--help" in sys.argv:
+        print(sys.modules["__main__"].__doc__)  # the script's own docstring ends with its Run: line
+        return
     if "--child" in sys.argv:
         run_one(int(arg("--child", "1")))
         return
