@@ -50,7 +50,7 @@ def _function(name: str, with_out: bool = False):
         out = kwargs.pop("out", None)
         from ._checks import _to_out
 
-        return _to_out(getattr(input, name)(*args, **kwargs), out)
+        return _to_out(getattr(input, name)(*args, **kwargs), out, name)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"input.{name}(...), as torch.{name}."

@@ -1,4 +1,6 @@
 """Argument checks shared by the functions written in Python."""
+import sys
+
 from minitorch._C import TensorBase
 
 
@@ -10,23 +12,30 @@ def _tensors(fname: str, **args) -> None:
             raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Tensor, not {type(value).__name__}")
 
 
-def _to_out(result, out):
+def _to_out(result, out, name=None):
     """result, or out (a tensor, or a tuple of them for a tuple result) resized to it and holding
     its values: PyTorch's out= contract for the functions written in Python (the op table's out=
-    does the same in C, csrc/python/out.c): a result dtype out cannot hold is refused, an out
-    with elements and another shape is resized with PyTorch's warning, out itself is returned."""
+    does the same in C, csrc/python/out.c): a result that autograd recorded (an input requires
+    grad) is refused, as is a result dtype out cannot hold; an out with elements and another shape
+    is resized with PyTorch's warning; out itself is returned. name, for the message: the
+    function's (by default the caller's)."""
     if out is None:
         return result
+    if name is None:
+        name = sys._getframe(1).f_code.co_name.rstrip("_")
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"out= expects a tuple of {len(result)} tensors, not {type(out).__name__}")
-        written = tuple(_to_out(r, o) for r, o in zip(result, out))
+        written = tuple(_to_out(r, o, name) for r, o in zip(result, out))
         if type(result) is tuple:
             return written
         kind = type(result)  # a return_types row, or a namedtuple
         return kind._make(written) if hasattr(kind, "_make") else kind(written)
     if not isinstance(out, TensorBase):
         raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if result.grad_fn is not None:  # a leaf asked for with requires_grad=True (range) may go to out
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
     from minitorch._C import can_cast
 
     if not can_cast(result.dtype, out.dtype):

@@ -177,3 +177,39 @@ def test_random_draws_into_out(name):
     np.testing.assert_array_equal(r.numpy(), o.numpy())
     want = f(torch)
     assert tuple(o.shape) == tuple(want.shape) and str(o.dtype) == str(want.dtype).replace("torch", "minitorch")
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_out_refuses_an_input_that_requires_grad(name, monkeypatch):
+    """Float inputs that require grad: out= raises PyTorch's RuntimeError wherever PyTorch does (a
+    function with a derivative formula), with its wording; elsewhere it writes out, but for the
+    functions of STRICTER_THAN_TORCH."""
+    def with_grad(L, a):
+        x = L.tensor(a)
+        return x.requires_grad_() if x.dtype.is_floating_point else x
+
+    monkeypatch.setitem(globals(), "t", with_grad)
+    raised = {}
+    for L in (torch, minitorch):
+        with torch.no_grad():
+            o = outs_like(L, CALLS[name](L))
+        try:
+            CALLS[name](L, out=o)
+            raised[L.__name__] = None
+        except (RuntimeError, TypeError) as e:  # PyTorch's std_mean/var_mean refuse with a TypeError here
+            raised[L.__name__] = str(e)
+    want, got = raised["torch"], raised["minitorch"]
+    if want is not None:
+        assert got is not None and "functions with out=... arguments don't support automatic differentiation" in got
+    else:
+        assert got is None or name in STRICTER_THAN_TORCH, got
+
+
+# out= with an input that requires grad, which PyTorch takes and minitorch refuses: its rule (the
+# C path, python/out.c) is any input that requires grad. PyTorch's generated code refuses only
+# functions with a derivative formula: the non-differentiable ones below (comparisons, bucketize,
+# histc, ...) write out, and its composite ones (inner, quantile, std_mean, ...) copy into out
+# with a CopyBackwards or NotImplemented history.
+STRICTER_THAN_TORCH = set(
+    "bucketize conj_physical diag greater greater_equal heaviside histc histogram inner isneginf isposinf "
+    "less less_equal logical_xor nanquantile not_equal quantile searchsorted signbit std_mean var_mean".split())
