@@ -161,11 +161,19 @@ mt_py_out_begin(mt_op op, const char *name, int index, PyObject *obj, bool facto
     if (parse_out(name, index, obj, nout, outs) < 0) {
         return -1;
     }
+    /* An out of integer or bool dtype takes no float result (out= refuses the cast), so the
+     * call is not differentiable (comparisons, bucketize, signbit, ...) and PyTorch writes it
+     * whatever requires grad. */
+    bool differentiable = false;
+    for (int k = 0; k < nout; k++) {
+        differentiable |= outs[k] == NULL || mt_dtype_is_float(outs[k]->dtype) ||
+                          mt_dtype_is_complex(outs[k]->dtype);
+    }
     bool grad = any_argument(a, needs_grad, NULL);
     for (int k = 0; k < nout; k++) {
         grad |= mt_tensor_requires_grad(outs[k]);
     }
-    if (grad && mt_grad_enabled()) {
+    if (differentiable && grad && mt_grad_enabled()) {
         PyErr_Format(PyExc_RuntimeError,
                      "%s(): functions with out=... arguments don't support automatic "
                      "differentiation, but one of the arguments requires grad.",
