@@ -331,13 +331,16 @@ conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64
     }
 }
 
-/* Whether g is a deep layer (CONV_DEEP_TAPS): im2col + gemm rather than the direct kernel */
+/* Whether g is a deep layer (CONV_DEEP_TAPS): im2col + gemm rather than the direct kernel. A
+ * strided plane of CONV_SMALL_PLANE pixels or more only on one thread: on two, an image's im2col
+ * and gemm in turn took 9.2 ms on 64 -> 128 3x3/2 on 56x56 where the direct kernel took 6.9
+ * (128 -> 256/2 on 28x28: 8.9 and 6.0; wall time, the best of 20 on the loaded machine). */
 static bool
 deep_layer(const conv_geom *g)
 {
     const bool strided = g->sh > 1 || g->sw > 1;
     return g->c / g->groups * g->kh * g->kw > CONV_DEEP_TAPS &&
-           (strided || g->oh * g->ow < CONV_SMALL_PLANE);
+           ((strided && mt_get_num_threads() == 1) || g->oh * g->ow < CONV_SMALL_PLANE);
 }
 
 // a->out[0] = conv(x, w) + bias (a->t[2]) by the direct kernel (conv_direct.c); x and w dense,

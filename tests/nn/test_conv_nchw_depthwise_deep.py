@@ -29,7 +29,8 @@ DEPTHWISE = [
 DEEP = [
     ((3, 40, 5, 5), (24, 40, 3, 3), 1, 1, 1, 1),  # 360 taps on 5x5: three images in one gemm
     ((1, 30, 7, 7), (16, 30, 3, 3), 1, 1, 1, 1),  # one image
-    ((2, 30, 11, 9), (20, 30, 3, 3), 2, 1, 1, 1),  # stride 2: an image a gemm
+    ((2, 30, 11, 9), (20, 30, 3, 3), 2, 1, 1, 1),  # stride 2 on a small plane: one gemm
+    ((2, 30, 20, 19), (8, 30, 3, 3), 2, 1, 1, 1),  # stride 2 on 10x10: an image a gemm on one thread
     ((2, 32, 9, 10), (16, 32, 3, 3), (1, 2), (2, 1), (2, 1), 1),  # width stride, dilation
     ((2, 60, 6, 6), (8, 30, 3, 3), 1, 1, 1, 2),  # two groups of 270 taps
     ((2, 300, 4, 4), (8, 300, 1, 1), 2, 0, 1, 1),  # a 1x1 kernel with stride 2: 300 taps
@@ -99,7 +100,7 @@ def test_deep_layer_gradients_any_layout(case, layout):
 
 @pytest.mark.parametrize("xs,ws,stride,gemm", [
     ((2, 40, 7, 7), (16, 40, 3, 3), 1, True),  # 360 taps on 7x7: a deep layer, one gemm for both images
-    ((2, 40, 9, 9), (16, 40, 3, 3), 2, True),  # 360 taps, stride 2
+    ((2, 40, 9, 9), (16, 40, 3, 3), 2, True),  # 360 taps, stride 2 on a small plane
     ((2, 40, 8, 8), (16, 40, 3, 3), 1, False),  # 64 pixels: the direct kernel
     ((2, 28, 7, 7), (16, 28, 3, 3), 1, False),  # 252 taps: the direct kernel
     ((2, 8, 9, 9), (16, 1, 3, 3), 1, False),  # depthwise, multiplier 2: its own kernel
@@ -109,3 +110,11 @@ def test_which_path(xs, ws, stride, gemm):
     x, w = minitorch.tensor(data(*xs)), minitorch.tensor(data(*ws))
     _, events = record(minitorch.nn.functional.conv2d, x, w, None, stride, 1, 1, xs[1] // ws[1])
     assert [e.label for e in events if e.layer == "Library"] == (["Library::cblas_sgemm"] if gemm else [])
+
+
+def test_strided_deep_layer_path(threads):
+    # a strided deep layer on 14x14: a gemm an image on one thread, the direct kernel on two
+    from minitorch._journey import record
+    x, w = minitorch.tensor(data(2, 40, 28, 28)), minitorch.tensor(data(16, 40, 3, 3))
+    _, events = record(minitorch.nn.functional.conv2d, x, w, None, 2, 1)
+    assert [e.label for e in events if e.layer == "Library"] == ["Library::cblas_sgemm"] * (2 if threads == 1 else 0)
