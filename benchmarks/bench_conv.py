@@ -10,14 +10,18 @@ and an input converted alike): conv2d, and a conv -> batch_norm -> relu -> max_p
 results all stay channels-last.
 PyTorch runs its first conv2d before timing (its first call picks slower paths for later ones).
 Each thread count runs in its own process; the libraries alternate call by call and keep their
-best of several repeats; the last column is minitorch's time over PyTorch's. Quote ratios.
+best of several repeats; "mt/torch" is minitorch's time over PyTorch's. A 2-D forward case with
+more than 256 taps an output (gemm-bound work) also times, beside them, the gemm its im2col would
+feed if all images went in one: OpenBLAS's sgemm (through minitorch's matmul, in the same process)
+of (OC, C*KH*KW) @ (C*KH*KW, N*OH*OW), the bound for im2col + gemm; "mt/sgemm" is minitorch's
+time over it. Quote ratios.
 Run: PYTHONPATH=. python benchmarks/bench_conv.py [--quick] [--threads 1,2] [--only SUBSTRING] [--repeats N]
 """
 import sys
 
 import numpy as np
 
-from bench_cpu import alternate, arg, libraries, per_thread_count, print_row
+from bench_cpu import alternate, arg, libraries, per_thread_count
 
 QUICK = "--quick" in sys.argv
 REPEATS = int(arg("--repeats", 3 if QUICK else 10))  # more on a loaded machine
@@ -34,6 +38,8 @@ CASES = [
     ("128->128 3x3 on 28x28", (8, 128, 28, 28), (128, 128, 3, 3), 1, 1, False),
     ("256->256 3x3 on 14x14", (8, 256, 14, 14), (256, 256, 3, 3), 1, 1, False),
     ("512->512 3x3 on 7x7", (8, 512, 7, 7), (512, 512, 3, 3), 1, 1, False),
+    ("128->256 3x3/2 on 28x28", (8, 128, 28, 28), (256, 128, 3, 3), 2, 1, False),
+    ("256->512 3x3/2 on 14x14", (8, 256, 14, 14), (512, 256, 3, 3), 2, 1, False),
     ("1x1 256->64 on 14x14", (8, 256, 14, 14), (64, 256, 1, 1), 1, 0, False),
     ("conv3d 4->16 3x3x3 on 16^3", (8, 4, 16, 16, 16), (16, 4, 3, 3, 3), 1, 1, True),
     ("conv1d 64->64 k9 on 1024", (8, 64, 1024), (64, 64, 9), 1, 4, True),
@@ -96,6 +102,13 @@ def make_cases(libs, rng):
                     fns[name] = lambda y=y, xt=xt, wt=wt, g=g, lib=lib: lib.autograd.grad(y, (xt, wt), g, retain_graph=True)
                 else:
                     fns[name] = lambda xt=xt, wt=wt, conv=conv: conv(xt, wt, None, stride, pad)
+            taps = ws[1] * ws[2] * ws[3] if len(ws) == 4 else 0
+            if not with_grad and taps > 256:  # the sgemm of all images' im2col at once
+                mt = libs["minitorch"]
+                n = xs[0] * ((xs[2] + 2 * pad - ws[2]) // stride + 1) * ((xs[3] + 2 * pad - ws[3]) // stride + 1)
+                a, b = mt.tensor(rng.standard_normal((ws[0], taps), np.float32)), mt.tensor(
+                    rng.standard_normal((taps, n), np.float32))
+                fns["sgemm"] = lambda a=a, b=b: a @ b
             cases.append((f"{label} {'fwd+bwd' if with_grad else 'forward'}", fns))
     return cases
 
@@ -107,13 +120,18 @@ def run_one(threads):
     only = arg("--only", "")
     for label, fns in make_cases(libs, np.random.default_rng(0)) + make_cl_cases(libs, np.random.default_rng(1)):
         if only in label:
-            print_row(threads, label, 40, alternate(fns, REPEATS), ("minitorch", "torch"), 3)
+            best = alternate(fns, REPEATS)
+            bound = f" {best['minitorch'] / best['sgemm']:7.2f}x" if "sgemm" in best else ""
+            cells = " ".join(f"{best[n] * 1e3:9.3f}" if n in best else f"{'-':>9}" for n in ("minitorch", "torch", "sgemm"))
+            ratio = f"{best['minitorch'] / best['torch']:7.2f}x" if "torch" in best else f"{'-':>8}"
+            print(f"{threads:>2} {label:<40} {cells} {ratio}{bound}", flush=True)
 
 
 def main():
     per_thread_count(__file__, run_one, [
-        f"{'th':>2} {'case':<40} {'minitorch':>9} {'torch':>9} {'mt/torch':>8}",
-        "(best time in ms over alternating repeats; the last column is minitorch's time over PyTorch's)"])
+        f"{'th':>2} {'case':<40} {'minitorch':>9} {'torch':>9} {'sgemm':>9} {'mt/torch':>8} {'mt/sgemm':>8}",
+        "(best time in ms over alternating repeats; mt/torch: minitorch's time over PyTorch's; mt/sgemm: over "
+        "OpenBLAS's sgemm of the case's whole im2col)"])
 
 
 if __name__ == "__main__":

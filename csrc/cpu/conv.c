@@ -8,6 +8,9 @@
  * Small images (a whole col under CONV_COL_BYTES) go a chunk at a time: their cols side by side,
  * one gemm for the chunk, whose (OC, image, OH*OW) result is copied out with the bias added;
  * im2col and that copy are split among the threads, a gemm of one image is too small to be.
+ * A deep layer (many taps on a small or strided plane) comes here rather than to the direct
+ * kernel, its small images all in one gemm. Depthwise float32 goes to conv_depthwise.c, float32
+ * with few taps or rows that fill vectors to conv_direct.c.
  * A 1x1 kernel with stride 1 and no padding needs no col: the image is its own. Integer dtypes,
  * which no BLAS has, use a plain loop on the same col. The checks and the geometry are the front
  * end's (ops/conv_checks.c). */
@@ -31,6 +34,19 @@
  * (conv_images): big enough that one gemm splits well among the threads, small enough that the
  * copy out of the result reads it from cache. */
 #define CONV_BATCH_BYTES (1 << 21)
+/* A deep layer: more taps than this (C/groups*KH*KW) on a strided or small output plane. There
+ * im2col + gemm beat the direct kernel (conv_direct.c), one thread: 512 -> 512 3x3 on 7x7 (N = 8)
+ * took 21.4 ms where it took 26.5 (OpenBLAS's sgemm of that shape alone 19.0); the stride-2
+ * ResNet downsamplings 64 -> 128 on 56x56, 128 -> 256 on 28x28, 256 -> 512 on 14x14 took 11.5,
+ * 10.4, 10.7 where they took 13.8, 11.7, 13.6. (At stride 1 on 14x14 and above the direct kernel
+ * was within 5% of the sgemm's time, or under it.) */
+#define CONV_DEEP_TAPS 256
+/* An output plane of fewer pixels than this is small: one gemm an image has too few columns
+ * (49 at 7x7: 1.2x the time of one gemm for 8 images' columns side by side) */
+#define CONV_SMALL_PLANE 64
+/* Most bytes of col and of the gemm's result together for one chunk of a deep layer's small
+ * images: as many as fit, up to this */
+#define CONV_DEEP_BYTES (1 << 25)
 
 
 conv_geom
@@ -57,6 +73,40 @@ mt_cpu_conv_fits_blas(const conv_geom *g)
     return MT_OK;
 }
 
+/* dst[0 .. OW) = row tap offset `off` reads at each output column: src[ow*sw + off], 0 for the
+ * columns [0, lo) and [hi, OW) whose pixel lies in the padding (mt_conv_inside), in words of T (the
+ * element's size: the bytes are copied, not converted). Plain loops, not a libc call a piece: a
+ * deep layer's rows are short (7 columns at 7x7, where memcpy and memset calls were most of
+ * im2col's time) and with width stride 2 a call an element was. */
+#define IM2COL_ROW(name, T)                                                                    \
+    static inline void name(const char *srcv, char *dstv, int64_t off, int64_t sw, int64_t lo, \
+                            int64_t hi, int64_t ow)                                            \
+    {                                                                                          \
+        const T *src = (const T *)srcv + off;                                                  \
+        T *dst = (T *)dstv;                                                                    \
+        for (int64_t j = 0; j < lo; j++) {                                                     \
+            dst[j] = 0;                                                                        \
+        }                                                                                      \
+        if (sw == 1) {                                                                         \
+            for (int64_t j = lo; j < hi; j++) {                                                \
+                dst[j] = src[j];                                                               \
+            }                                                                                  \
+        } else if (sw == 2) { /* a constant stride, which the compiler vectorises */           \
+            for (int64_t j = lo; j < hi; j++) {                                                \
+                dst[j] = src[j * 2];                                                           \
+            }                                                                                  \
+        } else {                                                                               \
+            for (int64_t j = lo; j < hi; j++) {                                                \
+                dst[j] = src[j * sw];                                                          \
+            }                                                                                  \
+        }                                                                                      \
+        for (int64_t j = hi; j < ow; j++) {                                                    \
+            dst[j] = 0;                                                                        \
+        }                                                                                      \
+    }
+IM2COL_ROW(im2col_row4, uint32_t)
+IM2COL_ROW(im2col_row8, uint64_t)
+
 // x (C, H, W) one contiguous image, col (C*KH*KW, (oh1-oh0)*OW) for output rows [oh0, oh1),
 // its rows ld elements apart; elements of `item` bytes (4 or 8)
 void
@@ -77,25 +127,35 @@ mt_cpu_im2col_rows(const char *x, char *col0, int64_t ld, const conv_geom *g, si
                         memset(col, 0, (size_t)rowbytes);
                         continue;
                     }
-                    /* src[ow * sw] is the pixel tap (i, j) sees at output column ow */
-                    const char *src = x + ((c * g->h + ih) * g->w + off) * (int64_t)item;
-                    memset(col, 0, (size_t)(lo * (int64_t)item));
-                    if (g->sw == 1) {
-                        memcpy(col + lo * (int64_t)item, src + lo * (int64_t)item,
-                               (size_t)((hi - lo) * (int64_t)item));
-                    } else if (item == 4) {
-                        for (int64_t ow = lo; ow < hi; ow++) {
-                            memcpy(col + ow * 4, src + ow * g->sw * 4, 4);
-                        }
+                    /* row ih of channel c; output column ow reads its pixel ow*sw + off */
+                    const char *src = x + (c * g->h + ih) * g->w * (int64_t)item;
+                    if (item == 4) {
+                        im2col_row4(src, col, off, g->sw, lo, hi, g->ow);
                     } else {
-                        for (int64_t ow = lo; ow < hi; ow++) {
-                            memcpy(col + ow * 8, src + ow * g->sw * 8, 8);
-                        }
+                        im2col_row8(src, col, off, g->sw, lo, hi, g->ow);
                     }
-                    memset(col + hi * (int64_t)item, 0, (size_t)((g->ow - hi) * (int64_t)item));
                 }
             }
         }
+    }
+}
+
+// mt_cpu_im2col_rows of one image split among the threads by channels (the rows of col that a
+// channel fills are its own): where one image at a time goes, its im2col is not left to one
+// thread while the others wait for the gemm
+static void
+im2col_threaded(const char *x, char *col, int64_t ld, const conv_geom *g, size_t item, int64_t oh0,
+                int64_t oh1)
+{
+    const int parts = mt_parallel_parts(g->c * g->kh * g->kw * (oh1 - oh0) * g->ow, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int p = 0; p < parts; p++) {
+        const int64_t c0 = g->c * p / parts, c1 = g->c * (p + 1) / parts;
+        conv_geom some = *g;
+        some.c = c1 - c0;
+        mt_cpu_im2col_rows(x + c0 * g->h * g->w * (int64_t)item,
+                           col + c0 * g->kh * g->kw * ld * (int64_t)item, ld, &some, item, oh0,
+                           oh1);
     }
 }
 
@@ -248,8 +308,13 @@ conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64
     const size_t item = mt_dtype_size(dt);
     const int64_t n = g->oh * g->ow, nb = b1 - b0, in_bytes = g->c * g->h * g->w * (int64_t)item;
     const int parts = mt_parallel_parts(nb * g->c * g->kh * g->kw * n, 32768);
+    /* fewer images than threads: each image's split by channels */
+    for (int64_t i = 0; i < nb && nb < parts; i++) {
+        im2col_threaded(x + (b0 + i) * in_bytes, col + i * n * (int64_t)item, nb * n, g, item, 0,
+                        g->oh);
+    }
 #pragma omp parallel for num_threads(parts) schedule(static)
-    for (int64_t i = 0; i < nb; i++) {
+    for (int64_t i = 0; i < (nb < parts ? 0 : nb); i++) {
         mt_cpu_im2col_rows(x + (b0 + i) * in_bytes, col + i * n * (int64_t)item, nb * n, g, item, 0,
                            g->oh);
     }
@@ -264,6 +329,18 @@ conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64
     } else {
         scatter_rows_f64(tmp, o, bias, nb, g->oc, n);
     }
+}
+
+/* Whether g is a deep layer (CONV_DEEP_TAPS): im2col + gemm rather than the direct kernel. A
+ * strided plane of CONV_SMALL_PLANE pixels or more only on one thread: on two, an image's im2col
+ * and gemm in turn took 9.2 ms on 64 -> 128 3x3/2 on 56x56 where the direct kernel took 6.9
+ * (128 -> 256/2 on 28x28: 8.9 and 6.0; wall time, the best of 20 on the loaded machine). */
+static bool
+deep_layer(const conv_geom *g)
+{
+    const bool strided = g->sh > 1 || g->sw > 1;
+    return g->c / g->groups * g->kh * g->kw > CONV_DEEP_TAPS &&
+           ((strided && mt_get_num_threads() == 1) || g->oh * g->ow < CONV_SMALL_PLANE);
 }
 
 // a->out[0] = conv(x, w) + bias (a->t[2]) by the direct kernel (conv_direct.c); x and w dense,
@@ -359,26 +436,40 @@ mt_cpu_conv2d(mt_args *a)
         (st = mt_cpu_dense(a->t[1], a->t[1]->dtype, &w))) {
         goto out_release;
     }
+    if (mt_cpu_conv_dw_nchw_suits(&g, dt) && a->t[1]->dtype == dt) { /* row-major out */
+        const mt_tensor *b = a->t[2];
+        st = mt_cpu_conv_dw_nchw((const float *)mt_tensor_data(x), (const float *)mt_tensor_data(w),
+                                 b ? (const float *)mt_tensor_data(b) : NULL, b ? b->strides[0] : 0,
+                                 (float *)mt_tensor_data(out), &g);
+        goto out_release;
+    }
     const conv3_geom dg = {.hw = g, .c = g.c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
-    if (mt_cpu_conv_direct_suits(&dg, dt)) {
+    const bool deep = deep_layer(&g);
+    if (!deep && mt_cpu_conv_direct_suits(&dg, dt)) {
         st = conv_direct(a, x, w, &dg, mt_front_take_format(a->plan, a, 0));
         goto out_release;
     }
     /* A 1x1 kernel with stride 1 and no padding reads each image as it lies. Otherwise col
-     * holds a block of `rows` output rows, small enough to stay in cache for the gemm. */
+     * holds a block of `rows` output rows, small enough to stay in cache for the gemm, or in a
+     * deep layer the whole image (blocks of rows made gemms of 224 columns, 1.1x the time). */
     bool own_col = !(g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0);
     const int64_t n = g.oh * g.ow, krows = g.c * g.kh * g.kw;
-    int64_t rows = own_col ? CONV_COL_BYTES / (krows * g.ow * (int64_t)item + 1) : g.oh;
+    int64_t rows = own_col && !deep ? CONV_COL_BYTES / (krows * g.ow * (int64_t)item + 1) : g.oh;
     rows = rows < 1 ? 1 : rows > g.oh ? g.oh : rows;
     /* Images whose whole col fits a block go chunk by chunk through conv_images, with more
-     * than one thread: on one, its copy out of the gemm's result costs more than it saves. */
+     * than one thread: on one, its copy out of the gemm's result costs more than it saves,
+     * but for a deep layer's small planes, whose gemm an image is a poor shape. A deep layer's
+     * larger planes go an image at a time: a gemm an image fills the threads, and a chunk of
+     * one (its col over 1 MiB) would only add the copy. */
     const bool blas = dt == MT_FLOAT32 || dt == MT_FLOAT64;
-    int64_t chunk = CONV_BATCH_BYTES / ((krows + g.oc) * n * (int64_t)item + 1);
+    const bool small = deep && n < CONV_SMALL_PLANE;
+    int64_t chunk = (small ? CONV_DEEP_BYTES : CONV_BATCH_BYTES) /
+                    ((krows + g.oc) * n * (int64_t)item + 1);
     chunk = chunk < 1 ? 1 : chunk > g.n ? g.n : chunk;
     /* a channels-last result takes the gemm's output as it comes, with no copy out */
     const bool cl = blas && mt_front_take_format(a->plan, a, 0);
     const bool batch = own_col && blas && rows == g.oh && g.n > 1 && g.c / g.groups > 0 &&
-                       (mt_get_num_threads() > 1 || cl);
+                       (small || (!deep && (mt_get_num_threads() > 1 || cl)));
     int64_t col_sizes[2] = {krows, batch ? chunk * n : rows * g.ow};
     if (own_col && g.n > 0 && (st = mt_tensor_empty(2, col_sizes, dt, mt_tensor_device(x), &col))) {
         goto out_release;
@@ -401,7 +492,7 @@ mt_cpu_conv2d(mt_args *a)
         for (int64_t oh0 = 0; oh0 < g.oh; oh0 += rows) {
             int64_t oh1 = oh0 + rows < g.oh ? oh0 + rows : g.oh, nb = (oh1 - oh0) * g.ow;
             if (own_col) {
-                mt_cpu_im2col_rows(image, mt_tensor_data(col), nb, &g, item, oh0, oh1);
+                im2col_threaded(image, mt_tensor_data(col), nb, &g, item, oh0, oh1);
             }
             /* rows [oh0, oh1) of out_b: (OC, nb) rows n apart, or (nb, OC) channels-last */
             conv_block(mt_tensor_data(w), own_col ? mt_tensor_data(col) : image, own_col ? nb : n,

@@ -81,4 +81,11 @@ mt_status mt_cpu_conv_dw(const float *x, const float *w, const float *bias, floa
 mt_status mt_cpu_conv_dw_input(const float *go, const float *w, float *gx, const conv_geom *g);
 mt_status mt_cpu_conv_dw_weight(const float *go, const float *x, float *gw, const conv_geom *g);
 
+/* depthwise conv2d on row-major float32 (conv_depthwise.c), groups = C and OC a multiple of C
+ * (mt_cpu_conv_dw_nchw_suits), x and w dense: out (N, OC, OH, OW) = conv(x (N, C, H, W),
+ * w (OC, 1, KH, KW)) + bias (OC, elements bias_stride apart) or none. */
+bool mt_cpu_conv_dw_nchw_suits(const conv_geom *g, mt_dtype dt);
+mt_status mt_cpu_conv_dw_nchw(const float *x, const float *w, const float *bias,
+                              int64_t bias_stride, float *out, const conv_geom *g);
+
 #endif

@@ -2,6 +2,7 @@
  * channels-last float32 tensors on the CPU: the forward, and the input's and the weight's
  * gradients, from the NHWC data as it lies (conv.c and conv_backward.c choose these where the
  * front end states a channels-last result; the checks and the geometry are ops/conv_checks.c's).
+ * At the end, the forward on row-major (NCHW) float32, any depth multiplier (OC = m*C).
  *
  *     out[n, oh, ow, c] = bias[c] + sum over taps t = (kh, kw) of
  *         x[n, oh*sh + kh*dh - ph, ow*sw + kw*dw - pw, c] * w[c, kh, kw]
@@ -593,5 +594,143 @@ mt_cpu_conv_dw_weight(const float *go, const float *x, float *gw, const conv_geo
             }
         }
     }
+    return MT_OK;
+}
+
+/* ---- NCHW (row-major) ----
+ *
+ *     out[n, o, oh, ow] = bias[o] + sum over taps (kh, kw) of
+ *         x[n, o / m, oh*sh + kh*dh - ph, ow*sw + kw*dw - pw] * w[o, kh, kw]      (m = OC / C)
+ *
+ * An output plane at a time, from its input plane (a few KiB, in L1). The simple form
+ * (dw_nchw_plane) sums a row of output tap by tap, each tap adding its weight times a row of
+ * x, shifted, over the columns where it reads inside the row: 1.3x PyTorch's time on
+ * MobileNet's (32, 32, 56, 56) 3x3, as each tap loaded and stored the whole row again. With unit
+ * width stride (dw_nchw_plane_fast) the input plane is first copied with its padding as zeros
+ * into a scratch plane, whose rows are then read a vector of DW columns at a time with no test:
+ * NV vectors of output columns summed over every tap in registers, stored once. */
+
+#define NV 4 /* vectors of output columns summed together: 64 columns, a 56-wide row in one go */
+
+bool
+mt_cpu_conv_dw_nchw_suits(const conv_geom *g, mt_dtype dt)
+{
+    return dt == MT_FLOAT32 && g->c > 0 && g->groups == g->c && g->oc % g->c == 0 && g->n > 0 &&
+           g->oh > 0 && g->ow > 0;
+}
+
+// x (H, W) one input plane, w (KH, KW) one filter, out (OH, OW) its output plane
+MT_SIMD_CLONES FUSED static void
+dw_nchw_plane(const float *restrict x, const float *restrict w, float b, float *restrict out,
+              const conv_geom *g)
+{
+    for (int64_t oh = 0; oh < g->oh; oh++) {
+        float *restrict o = out + oh * g->ow;
+        for (int64_t ow = 0; ow < g->ow; ow++) {
+            o[ow] = b;
+        }
+        for (int64_t kh = 0; kh < g->kh; kh++) {
+            const int64_t ih = oh * g->sh + kh * g->dh - g->ph;
+            if (ih < 0 || ih >= g->h) {
+                continue;
+            }
+            for (int64_t kw = 0; kw < g->kw; kw++) {
+                /* output column ow reads xs[ow * sw], inside the row for ow in [lo, hi) */
+                const int64_t off = kw * g->dw - g->pw;
+                int64_t lo, hi;
+                mt_conv_inside(off, g->sw, g->w, g->ow, &lo, &hi);
+                const float *restrict xs = x + ih * g->w + off;
+                const float wt = w[kh * g->kw + kw];
+                for (int64_t ow = lo; ow < hi; ow++) {
+                    o[ow] += wt * xs[ow * g->sw];
+                }
+            }
+        }
+    }
+}
+
+/* The scratch plane of dw_nchw_plane_fast: input rows -ph .. (OH-1)*sh + (KH-1)*dh - ph, each of
+ * pw zeros, then the row (or zeros above and below the input), then zeros up to the columns
+ * that NV vectors a block of output columns and the last tap read. *rows and *cols its sizes. */
+static void
+padded_plane_size(const conv_geom *g, int64_t *rows, int64_t *cols)
+{
+    const int64_t block = NV * DW, wide = (g->ow + block - 1) / block * block;
+    *rows = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    *cols = wide + (g->kw - 1) * g->dw;
+}
+
+// x (H, W) one input plane, w (KH, KW), out (OH, OW); pad the scratch plane, sw == 1
+MT_SIMD_CLONES FUSED static void
+dw_nchw_plane_fast(const float *restrict x, const float *restrict w, float b, float *restrict out,
+                   float *restrict pad, const conv_geom *g)
+{
+    int64_t rows, cols;
+    padded_plane_size(g, &rows, &cols);
+    for (int64_t r = 0; r < rows; r++) { /* row r is input row r - ph */
+        float *pr = pad + r * cols;
+        const int64_t ih = r - g->ph, n = g->w < cols - g->pw ? g->w : cols - g->pw;
+        memset(pr, 0, (size_t)cols * sizeof(float));
+        if (ih >= 0 && ih < g->h && n > 0) {
+            memcpy(pr + g->pw, x + ih * g->w, (size_t)n * sizeof(float));
+        }
+    }
+    for (int64_t oh = 0; oh < g->oh; oh++) {
+        for (int64_t ow0 = 0; ow0 < g->ow; ow0 += NV * DW) {
+            vf acc[NV];
+            for (int j = 0; j < NV; j++) {
+                acc[j] = (vf){0} + b;
+            }
+            for (int64_t kh = 0; kh < g->kh; kh++) {
+                const float *pr = pad + (oh * g->sh + kh * g->dh) * cols + ow0;
+                for (int64_t kw = 0; kw < g->kw; kw++) {
+                    const float wt = w[kh * g->kw + kw];
+                    for (int j = 0; j < NV; j++) {
+                        vf xv;
+                        memcpy(&xv, pr + kw * g->dw + j * DW, sizeof(vf));
+                        acc[j] += xv * wt;
+                    }
+                }
+            }
+            float *o = out + oh * g->ow + ow0;
+            for (int j = 0; j < NV && ow0 + j * DW < g->ow; j++) {
+                const int64_t left = g->ow - ow0 - j * DW;
+                memcpy(o + j * DW, &acc[j], (size_t)(left < DW ? left : DW) * sizeof(float));
+            }
+        }
+    }
+}
+
+mt_status
+mt_cpu_conv_dw_nchw(const float *x, const float *w, const float *bias, int64_t bias_stride,
+                    float *out, const conv_geom *g)
+{
+    const int64_t m = g->oc / g->c, planes = g->n * g->oc, taps = g->kh * g->kw;
+    const int parts = mt_parallel_parts(planes * g->oh * g->ow * taps, 65536);
+    const bool fast = g->sw == 1;
+    int64_t rows, cols;
+    padded_plane_size(g, &rows, &cols);
+    int64_t numel = fast ? parts * rows * cols : 0; /* a scratch plane a thread */
+    mt_tensor *scratch = NULL;
+    mt_status st = mt_tensor_empty(1, &numel, MT_FLOAT32, MT_DEVICE_CPU, &scratch);
+    if (st) {
+        return st;
+    }
+    float *pads = (float *)mt_tensor_data(scratch);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int part = 0; part < parts; part++) {
+        for (int64_t p = planes * part / parts; p < planes * (part + 1) / parts; p++) {
+            const int64_t n = p / g->oc, o = p % g->oc;
+            const float *xp = x + (n * g->c + o / m) * g->h * g->w, *wp = w + o * taps;
+            const float b = bias ? bias[o * bias_stride] : 0.0f;
+            if (fast) {
+                dw_nchw_plane_fast(xp, wp, b, out + p * g->oh * g->ow, pads + part * rows * cols,
+                                   g);
+            } else {
+                dw_nchw_plane(xp, wp, b, out + p * g->oh * g->ow, g);
+            }
+        }
+    }
+    mt_tensor_clear(&scratch);
     return MT_OK;
 }
