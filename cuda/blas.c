@@ -1,9 +1,11 @@
 /* The matrix products on cuBLAS: mm and addmm (cublas<t>gemm; one row goes to gemv, as in
  * PyTorch), mv and addmv (gemv), bmm and baddbmm (gemmStridedBatched) and dot (cublas<t>dot,
- * its result left on the device), float32 and float64. addmm with a bias vector (linear's
- * input @ weight^T + bias) is one cublasLtMatmul with the bias as its epilogue
- * (CUBLASLT_EPILOGUE_BIAS), as PyTorch's gemm_and_bias: no copy of the bias into the output
- * first; _addmm_activation's ReLU or GELU joins it (RELU_BIAS, GELU_BIAS). Under
+ * its result left on the device), float32 and float64; mm, addmm, bmm and baddbmm also
+ * complex64 and complex128 (cublasCgemm and cublasZgemm, their strided-batched forms, complex
+ * alpha and beta; dispatch/complex.c sends the products that record no gradient here). addmm
+ * with a bias vector (linear's input @ weight^T + bias) is one cublasLtMatmul with the bias as
+ * its epilogue (CUBLASLT_EPILOGUE_BIAS), as PyTorch's gemm_and_bias: no copy of the bias into
+ * the output first; _addmm_activation's ReLU or GELU joins it (RELU_BIAS, GELU_BIAS). Under
  * torch.backends.cuda.matmul.allow_tf32, float32 products run on TF32 tensor cores
  * (CUBLAS_TF32_TENSOR_OP_MATH, CUBLAS_COMPUTE_32F_FAST_TF32), as PyTorch's do.
  *
@@ -164,19 +166,38 @@ inc_of(const mt_tensor *v)
     return v->sizes[0] <= 1 ? 1 : (int)v->strides[0];
 }
 
+/* A product's alpha or beta: a real number, or a complex one for the complex products. */
+static bool
+is_zero(mt_scalar v)
+{
+    return mt_scalar_to_double(v) == 0 && (!v.is_complex || v.imag == 0);
+}
+
 // C (*) contiguous, holding beta's operand already unless beta is 0: C = beta C, the product
-// of an empty inner dimension (done here, as PyTorch does, rather than by cuBLAS with k = 0)
+// of an empty inner dimension (done here, as PyTorch does, rather than by cuBLAS with k = 0);
+// a complex C by the elementwise mul_
 static mt_status
-scale(cublasHandle_t h, mt_tensor *C, double beta)
+scale(cublasHandle_t h, mt_tensor *C, mt_scalar beta_v)
 {
     int64_t n = mt_tensor_numel(C);
     char *c = mt_tensor_data(C);
     size_t w = mt_dtype_size(C->dtype);
-    if (beta == 0) {
+    double beta = mt_scalar_to_double(beta_v);
+    if (is_zero(beta_v)) {
         return mt_cuda_check(cudaMemsetAsync(c, 0, (size_t)n * w,
                                              mt_cuda_current_stream(mt_tensor_device(C).index)));
     }
     mt_status st = MT_OK;
+    if (mt_dtype_is_complex(C->dtype)) { /* beta as a 0-dim tensor of C's on the device */
+        mt_tensor *k = NULL, *r = NULL;
+        if ((st = mt_tensor_empty(0, NULL, C->dtype, mt_tensor_device(C), &k)) == MT_OK &&
+            (st = mt_cuda_fill(k, beta_v)) == MT_OK) {
+            st = mt_op_mul_(C, k, &r);
+        }
+        mt_tensor_clear(&r);
+        mt_tensor_clear(&k);
+        return st;
+    }
     float bf = (float)beta;
     for (int64_t off = 0; off < n && st == MT_OK; off += INT_MAX) {
         int len = (int)(n - off < INT_MAX ? n - off : INT_MAX);
@@ -187,10 +208,59 @@ scale(cublasHandle_t h, mt_tensor *C, double beta)
     return st;
 }
 
+/* The exported symbol of dt's gemm, of one matrix or strided-batched (the profiler's name). */
+static const char *
+gemm_name(mt_dtype dt, bool batched)
+{
+    static const char *const names[4][2] = {{"cublasSgemm_v2", "cublasSgemmStridedBatched"},
+                                            {"cublasDgemm_v2", "cublasDgemmStridedBatched"},
+                                            {"cublasCgemm_v2", "cublasCgemmStridedBatched"},
+                                            {"cublasZgemm_v2", "cublasZgemmStridedBatched"}};
+    int k = dt == MT_FLOAT32 ? 0 : dt == MT_FLOAT64 ? 1 : dt == MT_COMPLEX64 ? 2 : 3;
+    return names[k][batched ? 1 : 0];
+}
+
+/* One gemm as cuBLAS takes it (column-major, cuBLAS's A our B: this file's header), its
+ * matrices and alpha and beta already in C's dtype's terms. */
+typedef struct gemm_args {
+    cublasOperation_t opa, opb;
+    int m, n, k, lda, ldb, ldc, batch;
+    const void *a, *b;
+    void *c;
+    long long sa, sb, sc;
+} gemm_args;
+
+// complex64 or complex128 C (batch, m, n) = alpha A @ B + beta C, g as cuBLAS takes it:
+// cublasCgemm, cublasZgemm or their strided-batched forms, complex alpha and beta
+static mt_status
+complex_gemm(cublasHandle_t h, mt_dtype dt, const gemm_args *g, mt_scalar alpha, mt_scalar beta)
+{
+    double ar = mt_scalar_to_double(alpha), ai = alpha.is_complex ? alpha.imag : 0;
+    double br = mt_scalar_to_double(beta), bi = beta.is_complex ? beta.imag : 0;
+    if (dt == MT_COMPLEX64) {
+        cuComplex al = {(float)ar, (float)ai}, be = {(float)br, (float)bi};
+        return g->batch == 1
+                   ? mt_cublas_check(cublasCgemm(h, g->opa, g->opb, g->m, g->n, g->k, &al, g->a,
+                                                 g->lda, g->b, g->ldb, &be, g->c, g->ldc))
+                   : mt_cublas_check(cublasCgemmStridedBatched(h, g->opa, g->opb, g->m, g->n, g->k,
+                                                               &al, g->a, g->lda, g->sa, g->b,
+                                                               g->ldb, g->sb, &be, g->c, g->ldc,
+                                                               g->sc, g->batch));
+    }
+    cuDoubleComplex al = {ar, ai}, be = {br, bi};
+    return g->batch == 1
+               ? mt_cublas_check(cublasZgemm(h, g->opa, g->opb, g->m, g->n, g->k, &al, g->a, g->lda,
+                                             g->b, g->ldb, &be, g->c, g->ldc))
+               : mt_cublas_check(cublasZgemmStridedBatched(h, g->opa, g->opb, g->m, g->n, g->k, &al,
+                                                           g->a, g->lda, g->sa, g->b, g->ldb, g->sb,
+                                                           &be, g->c, g->ldc, g->sc, g->batch));
+}
+
 // A (batch, m, k), B (batch, k, n) -> C (batch, m, n) contiguous: C = alpha A @ B + beta C
 static mt_status
-gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, double alpha, double beta)
+gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, mt_scalar alpha_v, mt_scalar beta_v)
 {
+    double alpha = mt_scalar_to_double(alpha_v), beta = mt_scalar_to_double(beta_v);
     int nd = C->ndim;
     int64_t m = C->sizes[nd - 2], n = C->sizes[nd - 1], k = A->sizes[nd - 1];
     int64_t batch = nd == 3 ? C->sizes[0] : 1;
@@ -204,7 +274,7 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, double alpha, double beta)
         return st;
     }
     if (k == 0) {
-        return scale(h, C, beta);
+        return scale(h, C, beta_v);
     }
     if ((st = usable(A, &ta, &a_use)) || (st = usable(B, &tb, &b_use))) {
         goto out_release;
@@ -221,11 +291,12 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, double alpha, double beta)
     const void *a = mt_tensor_data(a_use), *b = mt_tensor_data(b_use);
     void *c = mt_tensor_data(C);
     int64_t sa = nd == 3 ? a_use->strides[0] : 0, sb = nd == 3 ? b_use->strides[0] : 0;
-    const char *call = C->dtype == MT_FLOAT32
-                           ? (batch == 1 ? "cublasSgemm_v2" : "cublasSgemmStridedBatched")
-                           : (batch == 1 ? "cublasDgemm_v2" : "cublasDgemmStridedBatched");
-    mt_cuda_span span = library_begin(call);
-    if (C->dtype == MT_FLOAT32) {
+    mt_cuda_span span = library_begin(gemm_name(C->dtype, batch > 1));
+    if (mt_dtype_is_complex(C->dtype)) {
+        gemm_args g = {opb,        opa, (int)n, (int)m, (int)k, (int)ldb, (int)lda, (int)n,
+                       (int)batch, b,   a,      c,      sb,     sa,       m * n};
+        st = complex_gemm(h, C->dtype, &g, alpha_v, beta_v);
+    } else if (C->dtype == MT_FLOAT32) {
         float al = (float)alpha, be = (float)beta;
         st = batch == 1
                  ? mt_cublas_check(cublasSgemm(h, opb, opa, (int)n, (int)m, (int)k, &al, b,
@@ -263,7 +334,7 @@ gemv(mt_tensor *M, mt_tensor *x, mt_tensor *y, double alpha, double beta)
         return st;
     }
     if (c == 0) {
-        return scale(h, y, beta);
+        return scale(h, y, mt_scalar_float(beta));
     }
     if ((st = usable(M, &tm, &m_use)) || (st = usable_vec(x, &tx, &x_use))) {
         goto out_release;
@@ -298,21 +369,30 @@ out_release:
     return st;
 }
 
-/* cuBLAS has float and double products only; kernel: PyTorch's CUDA kernel name in its "not
- * implemented" error */
+/* cuBLAS's products here are of float and double (and complex: gemm_dtype); kernel: PyTorch's
+ * CUDA kernel name in its "not implemented" error */
 static mt_status
 check_float(const char *kernel, mt_dtype dt)
 {
     return dt != MT_FLOAT32 && dt != MT_FLOAT64 ? mt_fail_not_implemented(kernel, "", dt) : MT_OK;
 }
 
-/* out (m,n) = alpha m1 @ m2 + beta out; a single row is gemv over m2 (PyTorch does the same) */
+/* check_float for the gemm products, which also take complex64 and complex128 */
 static mt_status
-product(mt_tensor *m1, mt_tensor *m2, mt_tensor *out, double alpha, double beta)
+gemm_dtype(const char *kernel, mt_dtype dt)
 {
-    if (m1->sizes[0] != 1) {
-        return gemm(m1, m2, out, alpha, beta);
+    return mt_dtype_is_complex(dt) ? MT_OK : check_float(kernel, dt);
+}
+
+/* out (m,n) = alpha m1 @ m2 + beta out; a single real row is gemv over m2 (PyTorch does the
+ * same) */
+static mt_status
+product(mt_tensor *m1, mt_tensor *m2, mt_tensor *out, mt_scalar alpha_v, mt_scalar beta_v)
+{
+    if (m1->sizes[0] != 1 || mt_dtype_is_complex(out->dtype)) {
+        return gemm(m1, m2, out, alpha_v, beta_v);
     }
+    double alpha = mt_scalar_to_double(alpha_v), beta = mt_scalar_to_double(beta_v);
     /* out (1,n) = m1 (1,k) @ m2 (k,n): out^T = m2^T m1^T, gemv with the (n,k) matrix m2^T */
     mt_tensor *m2t = NULL, *x = NULL, *y = NULL;
     int64_t st_t[2] = {m2->strides[1], m2->strides[0]}, sz_t[2] = {m2->sizes[1], m2->sizes[0]};
@@ -336,8 +416,8 @@ mt_status
 mt_cuda_mm(mt_args *a)
 {
     mt_tensor *m1 = a->t[0], *m2 = a->t[1];
-    mt_status st = check_float("addmm_cuda", m1->dtype);
-    return st ? st : product(m1, m2, a->out[0], 1.0, 0.0);
+    mt_status st = gemm_dtype("addmm_cuda", m1->dtype);
+    return st ? st : product(m1, m2, a->out[0], mt_scalar_float(1.0), mt_scalar_float(0.0));
 }
 
 #define MT_LT_WORKSPACE (1 << 20) /* bytes cuBLASLt's algorithms may ask for (PyTorch's default) */
@@ -482,17 +562,17 @@ static mt_status
 addmm(mt_args *a, activation act)
 {
     mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = a->out[0];
-    double beta = mt_scalar_to_double(a->plan->product.beta);
-    double alpha = mt_scalar_to_double(a->plan->product.alpha);
-    mt_status st = check_float("addmm_cuda", m1->dtype);
+    const mt_scalar beta_v = a->plan->product.beta, alpha_v = a->plan->product.alpha;
+    double beta = mt_scalar_to_double(beta_v), alpha = mt_scalar_to_double(alpha_v);
+    mt_status st = gemm_dtype("addmm_cuda", m1->dtype);
     if (st) {
         return st;
     }
-    /* linear's case, as PyTorch's useLtInterface: a bias vector, beta 1, more than one row and
-     * column (one row is gemv's), sizes cuBLAS takes */
+    /* linear's case, as PyTorch's useLtInterface: a real bias vector, beta 1, more than one row
+     * and column (one row is gemv's), sizes cuBLAS takes */
     int64_t m = out->sizes[0], n = out->sizes[1], k = m1->sizes[1];
-    if (beta == 1 && m > 1 && n > 1 && k > 0 && fits_int(m) && fits_int(n) && fits_int(k) &&
-        is_bias(self, out)) {
+    if (!mt_dtype_is_complex(out->dtype) && beta == 1 && m > 1 && n > 1 && k > 0 && fits_int(m) &&
+        fits_int(n) && fits_int(k) && is_bias(self, out)) {
         bool done = false;
         st = lt_addmm(m1, m2, self, out, alpha, act, &done);
         if (st || done) {
@@ -500,10 +580,10 @@ addmm(mt_args *a, activation act)
         }
     }
     /* beta == 0 ignores self entirely, NaN included, as BLAS and PyTorch do */
-    if (beta != 0 && (st = mt_cuda_copy_into(out, self))) {
+    if (!is_zero(beta_v) && (st = mt_cuda_copy_into(out, self))) {
         return st;
     }
-    st = product(m1, m2, out, alpha, beta);
+    st = product(m1, m2, out, alpha_v, beta_v);
     return st || act == ACT_NONE ? st : mt_activate_result(out, act == ACT_GELU, "tanh");
 }
 
@@ -554,25 +634,26 @@ mt_cuda_addmv(mt_args *a)
 
 /* out (b,m,n) = beta self + alpha b1 @ b2 for each b; self NULL (bmm) or broadcast to it */
 static mt_status
-batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, double alpha,
+batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, mt_scalar beta, mt_scalar alpha,
         const char *kernel)
 {
     mt_tensor *out = a->out[0];
-    mt_status st = check_float(kernel, b1->dtype);
+    mt_status st = gemm_dtype(kernel, b1->dtype);
     if (st) {
         return st;
     }
-    if (self != NULL && beta != 0 && (st = mt_cuda_copy_into(out, self))) {
+    if (self != NULL && !is_zero(beta) && (st = mt_cuda_copy_into(out, self))) {
         return st;
     }
-    return gemm(b1, b2, out, alpha, self != NULL ? beta : 0.0);
+    return gemm(b1, b2, out, alpha, self != NULL ? beta : mt_scalar_float(0.0));
 }
 
 // self (b,m,k), mat2 (b,k,n) -> out (b,m,n)
 mt_status
 mt_cuda_bmm(mt_args *a)
 {
-    return batched(a, NULL, a->t[0], a->t[1], 0.0, 1.0, "bmm_cuda");
+    return batched(a, NULL, a->t[0], a->t[1], mt_scalar_float(0.0), mt_scalar_float(1.0),
+                   "bmm_cuda");
 }
 
 // self broadcast to (b,m,n), batch1 (b,m,k), batch2 (b,k,n) -> out = beta self + alpha b1 @ b2
@@ -580,8 +661,7 @@ mt_status
 mt_cuda_baddbmm(mt_args *a)
 {
     const mt_product_plan *p = &a->plan->product;
-    return batched(a, a->t[0], a->t[1], a->t[2], mt_scalar_to_double(p->beta),
-                   mt_scalar_to_double(p->alpha), "baddbmm_cuda");
+    return batched(a, a->t[0], a->t[1], a->t[2], p->beta, p->alpha, "baddbmm_cuda");
 }
 
 // x (n), y (n) -> out () = sum x * y, written by cuBLAS on the device (no host sync)
@@ -596,7 +676,7 @@ dot_into(mt_tensor *x, mt_tensor *y, mt_tensor *out)
         return st;
     }
     if (n == 0) {
-        return scale(h, out, 0.0);
+        return scale(h, out, mt_scalar_float(0.0));
     }
     if (!fits_int(n)) {
         return mt_fail(MT_ENOTIMPL, "cuBLAS products of sizes beyond 2^31 are not implemented");

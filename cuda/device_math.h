@@ -85,6 +85,22 @@ ALL5(isnan, bool)
 MINMAX(maximum)
 MINMAX(minimum)
 #undef MINMAX
+
+// as_<A>(x): x as the type A a kernel accumulates or stores in, (A)x for the real types
+// (cuda/device_complex.h adds the complex ones, which have no C conversions)
+template <typename A, typename T>
+D A
+as_(T x)
+{
+    return (A)x;
+}
 #undef D
+
+// Sixteen bytes moved as one element: the complex128 element of the kernels that only move
+// elements (take and put, flip, the triangles, masked_select), as uint64_t moves a complex64's
+// eight bytes; aligned as complex128 is
+struct alignas(16) mt_cuda_b128 {
+    uint64_t lo, hi;
+};
 
 #endif

@@ -54,7 +54,7 @@ triangle_kernel(const char *x, char *out, int64_t total, int64_t rows, int64_t c
     {
         const int64_t c = i % cols, r = (i / cols) % rows;
         const bool keep = lower ? c - r <= k : c - r >= k;
-        ((T *)out)[i] = keep ? load_((const T *)x + i) : (T)0;
+        ((T *)out)[i] = keep ? load_((const T *)x + i) : T(); // T(): all bits 0
     }
 }
 
@@ -63,8 +63,18 @@ triangle_kernel(const char *x, char *out, int64_t total, int64_t rows, int64_t c
      MT_KERNEL_PTR(K<float>), MT_KERNEL_PTR(K<double>)}
 static const void *const range_kernels[MT_NUM_DTYPES] = ALL(range_kernel);
 static const void *const eye_kernels[MT_NUM_DTYPES] = ALL(eye_kernel);
-static const void *const triangle_kernels[MT_NUM_DTYPES] = ALL(triangle_kernel);
 #undef ALL
+// by dtype, then (after the five small dtypes, which dispatch/widen.c computes in a wider one) the
+// complex ones by width: only moved, or zeroed (0 + 0j is all bits 0)
+static_assert(MT_FLOAT64 == 4 && MT_COMPLEX64 == 10 && MT_COMPLEX128 == 11,
+              "the triangle table lists bool to float64, five small dtypes, then the complex");
+#define T(X) MT_KERNEL_PTR(triangle_kernel<X>)
+#define SMALL nullptr, nullptr, nullptr, nullptr, nullptr
+static const void *const triangle_kernels[MT_NUM_DTYPES] = {T(bool),     T(int32_t),     T(int64_t),
+                                                            T(float),    T(double),      SMALL,
+                                                            T(uint64_t), T(mt_cuda_b128)};
+#undef SMALL
+#undef T
 
 extern "C" const void *
 mt_cuda_range_kernel(mt_dtype dt)

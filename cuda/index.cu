@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cuda/device_assert.h"
+#include "cuda/device_complex.h"
 #include "cuda/device_math.h"
 #include "cuda/grid_stride.h"
 #include "cuda/kernels_index_fill_nn.h"
@@ -38,6 +39,19 @@ static __device__ __forceinline__ void
 atomic_add(double *p, double v)
 {
     atomicAdd(p, v);
+}
+// a complex sum adds the parts, each atomically
+static __device__ __forceinline__ void
+atomic_add(mt_z64 *p, mt_z64 v)
+{
+    atomicAdd(&p->re, v.re);
+    atomicAdd(&p->im, v.im);
+}
+static __device__ __forceinline__ void
+atomic_add(mt_z128 *p, mt_z128 v)
+{
+    atomicAdd(&p->re, v.re);
+    atomicAdd(&p->im, v.im);
 }
 
 // Atomic dst = f(dst, v) for the other reductions (Mode 3 *, 4 maximum, 5 minimum): a
@@ -152,19 +166,32 @@ add_offsets_kernel(int64_t *pos, const int64_t *v, int64_t n, int64_t size, int6
 }
 
 #define M(T, Mode) MT_KERNEL_PTR(move_kernel<T, Mode>)
-// moves by width for take and put (bool, the one 1-byte dtype, normalised as it is read), by
-// dtype for the reductions
+// moves by width for take and put (bool, the one 1-byte dtype, normalised as it is read; a
+// complex64 as 8 bytes, a complex128 as 16), by dtype for the reductions; the complex dtypes
+// add (scatter_add, index_put_'s accumulate) but have no atomic product (dispatch/complex.c
+// runs scatter's multiply of complex tensors on the host) nor order. Positional, in mt_dtype
+// order: the five small dtypes between float64 and complex64 reach no kernel here
+// (dispatch/widen.c computes them in a wider dtype).
+static_assert(MT_FLOAT64 == 4 && MT_COMPLEX64 == 10 && MT_COMPLEX128 == 11,
+              "the move tables list bool to float64, five small dtypes, then complex64 and 128");
+#define SMALL nullptr, nullptr, nullptr, nullptr, nullptr
+#define BY_WIDTH(Mode)                                                                             \
+    {M(bool, Mode), M(uint32_t, Mode), M(uint64_t, Mode),    M(uint32_t, Mode), M(uint64_t, Mode), \
+     SMALL,         M(uint64_t, Mode), M(mt_cuda_b128, Mode)}
 #define BY_DTYPE(Mode) \
     {M(bool, Mode), M(int32_t, Mode), M(int64_t, Mode), M(float, Mode), M(double, Mode)}
 static const void *const move_kernels[6][MT_NUM_DTYPES] = {
-    {M(bool, 0), M(uint32_t, 0), M(uint64_t, 0), M(uint32_t, 0), M(uint64_t, 0)},
-    {M(bool, 1), M(uint32_t, 1), M(uint64_t, 1), M(uint32_t, 1), M(uint64_t, 1)},
-    BY_DTYPE(2),
+    BY_WIDTH(0),
+    BY_WIDTH(1),
+    {M(bool, 2), M(int32_t, 2), M(int64_t, 2), M(float, 2), M(double, 2), SMALL, M(mt_z64, 2),
+     M(mt_z128, 2)},
     BY_DTYPE(3),
     BY_DTYPE(4),
     BY_DTYPE(5),
 };
 #undef BY_DTYPE
+#undef BY_WIDTH
+#undef SMALL
 #undef M
 
 extern "C" const void *

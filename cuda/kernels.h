@@ -88,8 +88,9 @@ typedef struct mt_cuda_red {
 
 #define MT_CUDA_RED_STATE_BYTES 16 /* the largest reducer state (argmax's value and position) */
 
-/* The result dtype: float64 (sum and prod of floats, norms, var, logsumexp), int64 (sum and
- * prod of integers and bools), the input's (amax, amin, argmax's values), bool (all, any). */
+/* The result dtype: float64 (sum and prod of floats, norms, var, logsumexp), complex128 (prod
+ * of complex64 and complex128), int64 (sum and prod of integers and bools), the input's (amax,
+ * amin, argmax's values), bool (all, any). */
 typedef enum mt_cuda_red_op {
     MT_CUDA_RED_SUM,
     MT_CUDA_RED_PROD,
@@ -126,7 +127,7 @@ const void *mt_cuda_red_cols_kernel(mt_cuda_red_op op, mt_dtype dt);
  * int64_t inner), x and y contiguous (outer, n, inner), any grid of MT_CUDA_THREADS threads. */
 typedef enum mt_cuda_row_op {
     MT_CUDA_ROW_CUMSUM, /* int32, int64, floats; accumulated in int64 or float64 */
-    MT_CUDA_ROW_CUMPROD,
+    MT_CUDA_ROW_CUMPROD, /* the same, and complex64 and complex128, accumulated in complex128 */
     MT_CUDA_ROW_SOFTMAX, /* floats */
     MT_CUDA_ROW_LOG_SOFTMAX,
     MT_CUDA_ROW_LOGCUMSUMEXP, /* floats; accumulated in float64 */

@@ -143,11 +143,11 @@ run(mt_args *a, const red_req *r)
     return reduce_to(a->t[0], a->plan->reduce.reduce, r, a->out[0]);
 }
 
-/* The kernel's result dtype of a sum or prod of dt (kernels.h). */
+/* The kernel's result dtype of a sum or prod of dt (kernels.h): a complex one's is complex128. */
 static mt_dtype
 wide(mt_dtype dt)
 {
-    return mt_dtype_is_float(dt) ? MT_FLOAT64 : MT_INT64;
+    return mt_dtype_is_complex(dt) ? MT_COMPLEX128 : mt_dtype_is_float(dt) ? MT_FLOAT64 : MT_INT64;
 }
 
 // self (any shape), dims; out = sum (prod) of self over dims. One kernel for both (ops.def's

@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "cuda/block_sum.h"
+#include "cuda/device_complex.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels.h"
 
-// The accumulator of sum and prod: float64 for floats (as the CPU's), int64 for the rest.
+// The accumulator of sum and prod: float64 for floats (as the CPU's), complex128 for the
+// complex dtypes (prod's: their sum is the parts' sums, dispatch/complex.c), int64 for the rest.
 template <typename T> struct Wide {
     using type = int64_t;
 };
@@ -20,6 +22,12 @@ template <> struct Wide<float> {
 };
 template <> struct Wide<double> {
     using type = double;
+};
+template <> struct Wide<mt_z64> {
+    using type = mt_z128;
+};
+template <> struct Wide<mt_z128> {
+    using type = mt_z128;
 };
 
 #define D __device__ __forceinline__
@@ -51,11 +59,11 @@ template <typename T> struct ProdR {
     using S = typename Wide<T>::type;
     D S init() const
     {
-        return 1;
+        return as_<S>(1);
     }
     D S step(S s, T x, int64_t, double) const
     {
-        return s * (S)x;
+        return s * as_<S>(x);
     }
     D S join(S a, S b) const
     {
@@ -442,7 +450,11 @@ red_cols_kernel(mt_cuda_red p)
     }
 }
 
-// ---- the table (positional: mt_dtype order bool, int32, int64, float32, float64) ----
+// ---- the table (positional: mt_dtype order bool, int32, int64, float32, float64; prod's row
+// goes on past the five small dtypes, which dispatch/widen.c widens, to complex64 and 128) ----
+
+static_assert(MT_FLOAT64 == 4 && MT_COMPLEX64 == 10 && MT_COMPLEX128 == 11,
+              "prod's row lists bool to float64, five small dtypes, then the complex ones");
 
 #define ALL(R)                                                                             \
     {K(bool, R<bool>), K(int32_t, R<int32_t>), K(int64_t, R<int64_t>), K(float, R<float>), \
@@ -450,6 +462,11 @@ red_cols_kernel(mt_cuda_red p)
 #define ALL2(R, B)                                                              \
     {K(bool, R<bool, B>), K(int32_t, R<int32_t, B>), K(int64_t, R<int64_t, B>), \
      K(float, R<float, B>), K(double, R<double, B>)}
+#define SMALL nullptr, nullptr, nullptr, nullptr, nullptr
+#define WITH_COMPLEX(R)                                                    \
+    {K(bool, R<bool>),     K(int32_t, R<int32_t>), K(int64_t, R<int64_t>), \
+     K(float, R<float>),   K(double, R<double>),   SMALL,                  \
+     K(mt_z64, R<mt_z64>), K(mt_z128, R<mt_z128>)}
 #define FLOATS(R) {nullptr, nullptr, nullptr, K(float, R<float>), K(double, R<double>)}
 #define NORM(N) {nullptr, nullptr, nullptr, K(float, NormR<float, N>), K(double, NormR<double, N>)}
 #define BOOL_ONLY(R) {K(bool, R), nullptr, nullptr, nullptr, nullptr}
@@ -457,7 +474,7 @@ red_cols_kernel(mt_cuda_red p)
 #define RED_TABLE                                       \
     {                                                   \
         [MT_CUDA_RED_SUM] = ALL(SumR),                  \
-        [MT_CUDA_RED_PROD] = ALL(ProdR),                \
+        [MT_CUDA_RED_PROD] = WITH_COMPLEX(ProdR),       \
         [MT_CUDA_RED_AMAX] = ALL2(ExtremumR, true),     \
         [MT_CUDA_RED_AMIN] = ALL2(ExtremumR, false),    \
         [MT_CUDA_RED_ALL] = BOOL_ONLY(LogicalR<true>),  \
@@ -482,6 +499,7 @@ static const void *const red_finish_kernels[MT_CUDA_NUM_RED_OPS][MT_NUM_DTYPES] 
 #define K(T, ...) MT_KERNEL_PTR(red_cols_kernel<T, __VA_ARGS__>)
 static const void *const red_cols_kernels[MT_CUDA_NUM_RED_OPS][MT_NUM_DTYPES] = RED_TABLE;
 #undef RED_TABLE
+#undef SMALL
 #undef K
 
 extern "C" const void *

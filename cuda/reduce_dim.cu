@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "cuda/block_sum.h"
+#include "cuda/device_complex.h"
 #include "cuda/device_math.h"
 #include "cuda/grid_stride.h"
 #include "cuda/kernels.h"
@@ -30,11 +31,11 @@ __global__ void
 scan_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
 {
     LANES({
-        A acc = IsProd ? 1 : 0;
+        A acc = as_<A>(IsProd ? 1 : 0);
         for (int64_t j = 0; j < n; j++) {
-            const A v = (A)load_(xr + j * inner);
+            const A v = as_<A>(load_(xr + j * inner));
             acc = IsProd ? acc * v : acc + v;
-            yr[j * inner] = (T)acc;
+            yr[j * inner] = as_<T>(acc);
         }
     })
 }
@@ -212,7 +213,7 @@ template <int Op> struct ScanOp {
         if constexpr (Op == 2) {
             return A(-INFINITY);
         } else {
-            return A(Op); // 0 for a sum, 1 for a product
+            return as_<A>(Op); // 0 for a sum, 1 for a product
         }
     }
     template <typename A> __device__ __forceinline__ static A apply(A a, A b)
@@ -245,7 +246,7 @@ scan_rows_kernel(const T *x, T *y, int64_t rows, int64_t n)
         A carry = ScanOp<Op>::template id<A>();
         for (int64_t tile = 0; tile < n; tile += blockDim.x) {
             const int64_t j = tile + t;
-            A v = j < n ? (A)load_(xr + j) : ScanOp<Op>::template id<A>();
+            A v = j < n ? as_<A>(load_(xr + j)) : ScanOp<Op>::template id<A>();
             buf[t] = v;
             __syncthreads();
             for (unsigned d = 1; d < blockDim.x; d *= 2) {
@@ -258,7 +259,7 @@ scan_rows_kernel(const T *x, T *y, int64_t rows, int64_t n)
                 __syncthreads();
             }
             if (j < n) {
-                yr[j] = (T)ScanOp<Op>::apply(carry, v);
+                yr[j] = as_<T>(ScanOp<Op>::apply(carry, v));
             }
             carry = ScanOp<Op>::apply(carry, buf[blockDim.x - 1]);
             __syncthreads(); // buf is reused by the next tile
@@ -267,6 +268,11 @@ scan_rows_kernel(const T *x, T *y, int64_t rows, int64_t n)
 }
 
 #define R(...) MT_KERNEL_PTR(__VA_ARGS__)
+// positional, in mt_dtype order; cumprod's rows go on past the five small dtypes (which
+// dispatch/widen.c widens) to complex64 and complex128, accumulated in complex128
+static_assert(MT_FLOAT64 == 4 && MT_COMPLEX64 == 10 && MT_COMPLEX128 == 11,
+              "cumprod's rows list bool to float64, five small dtypes, then the complex ones");
+#define SMALL nullptr, nullptr, nullptr, nullptr, nullptr
 static const void *const row_kernels[MT_CUDA_NUM_ROW_OPS][MT_NUM_DTYPES] = {
     [MT_CUDA_ROW_CUMSUM] = {nullptr, R(scan_kernel<int32_t, int64_t, false>),
                             R(scan_kernel<int64_t, int64_t, false>),
@@ -275,7 +281,9 @@ static const void *const row_kernels[MT_CUDA_NUM_ROW_OPS][MT_NUM_DTYPES] = {
     [MT_CUDA_ROW_CUMPROD] = {nullptr, R(scan_kernel<int32_t, int64_t, true>),
                              R(scan_kernel<int64_t, int64_t, true>),
                              R(scan_kernel<float, double, true>),
-                             R(scan_kernel<double, double, true>)},
+                             R(scan_kernel<double, double, true>), SMALL,
+                             R(scan_kernel<mt_z64, mt_z128, true>),
+                             R(scan_kernel<mt_z128, mt_z128, true>)},
     [MT_CUDA_ROW_SOFTMAX] = {nullptr, nullptr, nullptr, R(softmax_kernel<float, false>),
                              R(softmax_kernel<double, false>)},
     [MT_CUDA_ROW_LOG_SOFTMAX] = {nullptr, nullptr, nullptr, R(softmax_kernel<float, true>),
@@ -302,7 +310,12 @@ mt_cuda_row_kernel(mt_cuda_row_op op, mt_dtype dt)
 static const void *const row_block_kernels[2][MT_CUDA_NUM_ROW_OPS][MT_NUM_DTYPES] = {
     {
         [MT_CUDA_ROW_CUMSUM] = SCANS(0),
-        [MT_CUDA_ROW_CUMPROD] = SCANS(1),
+        [MT_CUDA_ROW_CUMPROD] = {nullptr, R(scan_rows_kernel<int32_t, int64_t, 1>),
+                                 R(scan_rows_kernel<int64_t, int64_t, 1>),
+                                 R(scan_rows_kernel<float, double, 1>),
+                                 R(scan_rows_kernel<double, double, 1>), SMALL,
+                                 R(scan_rows_kernel<mt_z64, mt_z128, 1>),
+                                 R(scan_rows_kernel<mt_z128, mt_z128, 1>)},
         [MT_CUDA_ROW_SOFTMAX] = SOFTMAX(false, false),
         [MT_CUDA_ROW_LOG_SOFTMAX] = SOFTMAX(true, false),
         [MT_CUDA_ROW_LOGCUMSUMEXP] = {nullptr, nullptr, nullptr,
@@ -317,6 +330,7 @@ static const void *const row_block_kernels[2][MT_CUDA_NUM_ROW_OPS][MT_NUM_DTYPES
         [MT_CUDA_ROW_LOGCUMSUMEXP] = {},
     },
 };
+#undef SMALL
 #undef R
 
 extern "C" const void *

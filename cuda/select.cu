@@ -56,6 +56,8 @@ mt_cuda_select_kernel(size_t width)
         return MT_KERNEL_PTR(select_kernel<uint32_t>);
     case 8:
         return MT_KERNEL_PTR(select_kernel<uint64_t>);
+    case 16: /* complex128 */
+        return MT_KERNEL_PTR(select_kernel<mt_cuda_b128>);
     default:
         return NULL;
     }

@@ -30,7 +30,7 @@ typedef struct mt_cuda_nz {
 /* (mt_cuda_nz) */
 const void *mt_cuda_nonzero_kernel(void);
 /* (const int64_t *incl, const char *src, char *out, int64_t n): src (n) contiguous, out
- * (count); out[incl[i] - 1] = src[i] for each flagged i, elements of width bytes (1, 4 or 8);
+ * (count); out[incl[i] - 1] = src[i] for each flagged i, elements of width bytes (1, 4, 8 or 16);
  * NULL for another width. */
 const void *mt_cuda_select_kernel(size_t width);
 

@@ -11,11 +11,14 @@
  * the norms (of abs), any, all and the logical ops (of t != 0) and the uniform_ and normal_ fills (on the real view), so their gradients
  * come from those ops' rows.
  * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for (sign
- * with its own, pointing at sgn). On the CUDA device a call runs as cuda_complex (below) says:
- * the backend's complex kernels, the real views, or the host. Nothing here computes an element. */
+ * with its own, pointing at sgn). On the CUDA device a matrix product that records no gradient
+ * is cuBLAS's complex gemm (cuda_gemm_takes), and any other call runs as cuda_complex (below)
+ * says: the backend's complex kernels, the real views, or the host. Nothing here computes an
+ * element. */
 #include "dispatch/complex.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "dispatch/backend.h"
 #include "ops/front.h"
@@ -426,72 +429,44 @@ device_copy(mt_tensor *t, mt_device dev, mt_tensor **out)
     return st;
 }
 
-/* Whether the CUDA backend's kernel of op takes complex tensors as they are: the elementwise
- * family (cuda/kernels.cu has a complex64 and a complex128 loop for each MT_EW_COMPLEX row of
- * ops/elementwise.def, the rows whose ops have COMPLEX in their flags), fill_ and cat (its
- * fills and casts have the complex dtypes). */
-static bool
-cuda_kernel_takes_complex(mt_op op)
-{
-    return (mt_op_is_elementwise[op] || op == MT_OP_fill_ || op == MT_OP_cat) &&
-           (mt_op_flags[op] & COMPLEX) && mt_kernel_for(op, MT_KEY_CUDA)->fn != NULL;
-}
+/* The ops besides the elementwise family whose CUDA kernels take complex tensors as they are:
+ * fill_ and cat (cuda/kernels.cu's fills and casts have the complex dtypes); the ops that only
+ * move elements, which their kernels move by width (a complex64 as 8 bytes, a complex128 as 16:
+ * cuda/index.cu's take and put for gather, scatter, the index ops and flip, factory.cu's
+ * triangles, select.cu's masked_select; scatter_add and index_put_'s accumulate add the parts);
+ * prod and cumprod, whose kernels (reduce.cu, reduce_dim.cu) multiply in complex128
+ * (cuda/device_complex.h). */
+static const mt_op cuda_complex_kernels[] = {MT_OP_fill_,         MT_OP_cat,      MT_OP_gather,
+                                             MT_OP_scatter,       MT_OP_scatter_, MT_OP_scatter_add,
+                                             MT_OP_scatter_add_,  MT_OP_index,    MT_OP_index_put_,
+                                             MT_OP_index_select,  MT_OP_flip,     MT_OP_tril,
+                                             MT_OP_tril_,         MT_OP_triu,     MT_OP_triu_,
+                                             MT_OP_masked_select, MT_OP_prod,     MT_OP_cumprod};
 
-/* Whether op, called with a complex self and indices that reach only its own dims, moves the
- * same elements of its real view (*, 2): index_select along a dim of self, index with at most
- * self's ndim indices, index_put_ of complex values of self's dtype. No out=. */
+/* Whether the CUDA backend's kernel of op takes this call's complex tensors as they are: the
+ * elementwise family (cuda/kernels.cu has a complex64 and a complex128 loop for each
+ * MT_EW_COMPLEX row of ops/elementwise.def, the rows whose ops have COMPLEX in their flags) and
+ * cuda_complex_kernels, but scatter's reduce="multiply" (the device has no atomic complex
+ * product: that one runs on the host). */
 static bool
-on_real_view(mt_op op, const mt_args *a)
+cuda_kernel_takes_complex(mt_op op, const mt_args *a)
 {
-    const mt_tensor *self = a->t[0];
-    if (self == NULL || !mt_dtype_is_complex(self->dtype) || a->into[0] != NULL) {
+    if (!(mt_op_flags[op] & COMPLEX) || mt_kernel_for(op, MT_KEY_CUDA)->fn == NULL) {
         return false;
     }
-    switch (op) {
-    case MT_OP_index_select:
-        return a->i[0] >= -(int64_t)self->ndim && a->i[0] < (int64_t)self->ndim && self->ndim > 0;
-    case MT_OP_index:
-        return a->ntl <= self->ndim;
-    case MT_OP_index_put_:
-        return a->ntl <= self->ndim && a->t[1] && a->t[1]->dtype == self->dtype &&
-               mt_tensor_device(a->t[1]).type == MT_CUDA;
-    default:
+    if (mt_op_is_elementwise[op]) {
+        return true;
+    }
+    if ((op == MT_OP_scatter || op == MT_OP_scatter_) && a->str[0] &&
+        strcmp(a->str[0], "multiply") == 0) {
         return false;
     }
-}
-
-// index_select, index and index_put_ of self (*) complex on the CUDA device: the same call on
-// view_as_real(self) (*, 2) (a negative dim wrapped against self's dims, so that it never names
-// the parts' dim; index_put_'s values as their real view too), whose kernels move the parts of
-// each element together; the result viewed back as complex (index_put_: self)
-static mt_status
-cuda_complex_real_view(mt_op op, mt_args *a)
-{
-    mt_tensor *real = NULL, *values = NULL;
-    mt_args b = *a;
-    b.plan = NULL; /* dispatched afresh: its own front end runs */
-    b.out[0] = NULL;
-    mt_status st = mt_op_view_as_real(a->t[0], &real);
-    b.t[0] = real;
-    if (op == MT_OP_index_select && a->i[0] < 0) {
-        b.i[0] = a->i[0] + a->t[0]->ndim;
+    for (size_t k = 0; k < sizeof(cuda_complex_kernels) / sizeof(cuda_complex_kernels[0]); k++) {
+        if (cuda_complex_kernels[k] == op) {
+            return true;
+        }
     }
-    if (st == MT_OK && op == MT_OP_index_put_) {
-        st = mt_op_view_as_real(a->t[1], &values);
-        b.t[1] = values;
-    }
-    if (st == MT_OK) {
-        st = mt_dispatch(op, &b);
-    }
-    if (st == MT_OK && op == MT_OP_index_put_) {
-        a->out[0] = mt_tensor_retain(a->t[0]);
-    } else if (st == MT_OK) {
-        st = mt_op_view_as_complex(b.out[0], &a->out[0]);
-    }
-    mt_tensor_clear(&b.out[0]);
-    mt_tensor_clear(&values);
-    mt_tensor_clear(&real);
-    return st;
+    return false;
 }
 
 /* op on the host: its tensors copied there (a factory made there), the op dispatched as any
@@ -558,13 +533,13 @@ needs_grad(const mt_args *a)
 /* A call with complex tensors (or dtype) on the CUDA device: copy_ on the real views (every
  * copy to, from and on the device comes here); empty, which only allocates, and the ops whose
  * CUDA kernels take complex tensors (cuda_kernel_takes_complex: the elementwise family, fill_,
- * cat) by the backend's kernel; index_select, index and index_put_ on the real views; an op
- * that takes complex tensors as they are and has no kernel of the backend's but a composite
- * (the views, reshape, _to_copy, clone, stack, zeros, conj_physical, ...) by its composite, on
- * the device, whose ops come back here; any other op on the host. An op autograd records (a
- * formula of its own, a tensor that requires grad) goes to autograd first, which calls it again
- * below itself with grad mode off. Each op on the host is a TODO for a CUDA kernel: the FFTs
- * (no cuFFT in this build), prod and cumprod, gather and scatter, the linear algebra. */
+ * cat, the ops that move elements, prod and cumprod) by the backend's kernel; an op that takes
+ * complex tensors as they are and has no kernel of the backend's but a composite (the views,
+ * reshape, _to_copy, clone, stack, zeros, conj_physical, take, roll, index_add, ...) by its
+ * composite, on the device, whose ops come back here; any other op on the host. An op autograd
+ * records (a formula of its own, a tensor that requires grad) goes to autograd first, which
+ * calls it again below itself with grad mode off. Each op on the host is a TODO for a CUDA
+ * kernel: the FFTs (no cuFFT in this build), scatter's multiply, the linear algebra. */
 static mt_status
 cuda_complex(mt_op op, mt_args *a, bool *handled)
 {
@@ -575,12 +550,8 @@ cuda_complex(mt_op op, mt_args *a, bool *handled)
         *handled = true;
         return cuda_complex_copy(a);
     }
-    if (op == MT_OP_empty || cuda_kernel_takes_complex(op)) {
+    if (op == MT_OP_empty || cuda_kernel_takes_complex(op, a)) {
         return MT_OK;
-    }
-    if (on_real_view(op, a)) {
-        *handled = true;
-        return cuda_complex_real_view(op, a);
     }
     if ((mt_op_flags[op] & COMPLEX) && mt_kernel_for(op, MT_KEY_CUDA)->fn == NULL &&
         mt_kernel_for(op, MT_KEY_COMPOSITE)->fn != NULL) {
@@ -597,6 +568,30 @@ mt_complex_refuse_cuda(mt_op op)
                    "%s: complex tensors are not supported on the CUDA device by minitorch (no CUDA "
                    "kernel takes complex64 or complex128)",
                    mt_op_names[op]);
+}
+
+/* Whether a complex matrix product on the CUDA device runs as cuBLAS's cublasCgemm or
+ * cublasZgemm (cuda/blas.c's mm, bmm, addmm and baddbmm, and matmul's composite through them)
+ * rather than as complex_product's real products: its tensors of one complex dtype, the backend
+ * built with cuBLAS, and no gradient to record (autograd/formulas.c's gradients of the products
+ * conjugate nothing, as a complex one needs: recorded, the real products give the gradient). */
+static bool
+cuda_gemm_takes(mt_op op, const mt_args *a)
+{
+    const bool add = op == MT_OP_addmm || op == MT_OP_baddbmm;
+    if (!(add || op == MT_OP_mm || op == MT_OP_bmm || op == MT_OP_matmul) ||
+        mt_kernel_for(op == MT_OP_matmul ? MT_OP_mm : op, MT_KEY_CUDA)->fn == NULL ||
+        needs_grad(a)) {
+        return false;
+    }
+    const int n = add ? 3 : 2;
+    for (int k = 0; k < n; k++) {
+        if (a->t[k] == NULL || a->t[k]->dtype != a->t[0]->dtype ||
+            mt_tensor_device(a->t[k]).type != MT_CUDA) {
+            return false;
+        }
+    }
+    return mt_dtype_is_complex(a->t[0]->dtype);
 }
 
 /* op's complex form for this call, or NULL */
@@ -620,6 +615,9 @@ mt_complex_dispatch(mt_op op, mt_args *a, bool *handled)
     const bool on_cuda = mt_args_on_cuda(a);
     if ((mt_op_flags[op] & COMPLEX) && !on_cuda) {
         return MT_OK;
+    }
+    if (on_cuda && cuda_gemm_takes(op, a)) {
+        return MT_OK; /* the backend's cuBLAS kernel, or matmul's composite */
     }
     mt_status (*form)(mt_op, mt_args *) = form_of(op, a);
     if (form) { /* on every device: its ops come back here */

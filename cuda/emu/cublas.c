@@ -664,21 +664,21 @@ cublasDgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n, con
 
 /* ---- level 3 ----------------------------------------------------------------------------- */
 
-/* "emu_cublas_{s,d}gemm[_strided_batched]_<op A><op B>", built once so that the names given to
- * mt_emu_kernel_ran live as long as the process */
-static char gemm_names[2][2][3][3][48];
+/* "emu_cublas_{s,d,c,z}gemm[_strided_batched]_<op A><op B>", built once so that the names given
+ * to mt_emu_kernel_ran live as long as the process */
+static char gemm_names[4][2][3][3][48];
 static pthread_once_t gemm_names_once = PTHREAD_ONCE_INIT;
 
 static void
 make_gemm_names(void)
 {
-    const char ops[3] = {'n', 't', 'c'};
-    for (int d = 0; d < 2; d++) {
+    const char ops[3] = {'n', 't', 'c'}, types[4] = {'s', 'd', 'c', 'z'};
+    for (int d = 0; d < 4; d++) {
         for (int b = 0; b < 2; b++) {
             for (int i = 0; i < 3; i++) {
                 for (int j = 0; j < 3; j++) {
                     snprintf(gemm_names[d][b][i][j], sizeof(gemm_names[d][b][i][j]),
-                             "emu_cublas_%cgemm%s_%c%c", d ? 'd' : 's', b ? "_strided_batched" : "",
+                             "emu_cublas_%cgemm%s_%c%c", types[d], b ? "_strided_batched" : "",
                              ops[i], ops[j]);
                 }
             }
@@ -782,10 +782,15 @@ gemm_check_memory(const call *c, const gemm_args *g, size_t es)
 }
 
 // op(A) (m, k), op(B) (k, n), C (m, n), each column-major, batch times, bias (m) or NULL:
-// C = al op(A) op(B) + be C (+ bias[i] on row i, then max(0, .) for a ReLU epilogue)
+// C = al op(A) op(B) + be C (+ bias[i] on row i, then max(0, .) for a ReLU epilogue); al and be
+// are (re, im) pairs, the complex products' (cublas_complex.c), of which the others read re
 static cublasStatus_t
-gemm_compute(const gemm_args *g, double al, double be, bool dbl)
+gemm_compute(const gemm_args *g, const double *alz, const double *bez, bool dbl)
 {
+    if (g->cplx) {
+        return mt_emu_zgemm_compute(g, alz, bez, dbl);
+    }
+    const double al = alz[0], be = bez[0];
     int64_t m = g->m, n = g->n, k = g->k;
     /* alpha == 0 or k == 0 is C = beta C, reading neither A nor B (BLAS) */
     bool product = al != 0 && k > 0;
@@ -844,17 +849,31 @@ typedef struct gemm_work {
     call c;
     gemm_args g;
     bool dbl, scalars_read;
-    double al, be;
+    double al[2], be[2]; /* (re, im): a real product's im is 0 */
     const char *kernel;
 } gemm_work;
+
+/* *out = the scalar at p, a (re, im) pair: float or double (dbl), complex or not */
+static void
+get_coef(const void *p, bool dbl, bool cplx, double out[2])
+{
+    out[0] = get(p, 0, dbl);
+    out[1] = cplx ? get(p, 1, dbl) : 0;
+}
 
 static cublasStatus_t
 gemm_exec(const gemm_work *w)
 {
     MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory, alpha and beta too in device mode */
     const gemm_args *g = &w->g;
-    double al = w->scalars_read ? w->al : get(g->alpha, 0, w->dbl);
-    double be = w->scalars_read ? w->be : get(g->beta, 0, w->dbl);
+    double al[2], be[2];
+    if (w->scalars_read) {
+        memcpy(al, w->al, sizeof(al));
+        memcpy(be, w->be, sizeof(be));
+    } else {
+        get_coef(g->alpha, w->dbl, g->cplx, al);
+        get_coef(g->beta, w->dbl, g->cplx, be);
+    }
     uint64_t start = mt_emu_now_ns();
     cublasStatus_t s = gemm_compute(g, al, be, w->dbl);
     if (s) {
@@ -877,7 +896,7 @@ gemm_deferred(void *w)
 static cublasStatus_t
 gemm_run(const call *c, const gemm_args *g, bool dbl, const char *kernel)
 {
-    size_t es = dbl ? sizeof(double) : sizeof(float);
+    size_t es = (dbl ? sizeof(double) : sizeof(float)) * (g->cplx ? 2 : 1);
     cublasStatus_t s;
     /* quick return: no C to write (k == 0 still scales C by beta) */
     if (g->m == 0 || g->n == 0 || g->batch == 0) {
@@ -887,10 +906,10 @@ gemm_run(const call *c, const gemm_args *g, bool dbl, const char *kernel)
         (s = check_scalar(c, "beta", g->beta, es)) || (s = gemm_check_memory(c, g, es))) {
         return s;
     }
-    gemm_work w = {*c, *g, dbl, c->mode == CUBLAS_POINTER_MODE_HOST, 0, 0, kernel};
+    gemm_work w = {*c, *g, dbl, c->mode == CUBLAS_POINTER_MODE_HOST, {0, 0}, {0, 0}, kernel};
     if (w.scalars_read) {
-        w.al = get(g->alpha, 0, dbl);
-        w.be = get(g->beta, 0, dbl);
+        get_coef(g->alpha, dbl, g->cplx, w.al);
+        get_coef(g->beta, dbl, g->cplx, w.be);
     }
     if (mt_emu_stream_defer(c->stream, gemm_deferred, &w, sizeof(w))) {
         return CUBLAS_STATUS_SUCCESS; /* queued: it runs after the stream's earlier work */
@@ -899,8 +918,8 @@ gemm_run(const call *c, const gemm_args *g, bool dbl, const char *kernel)
     return gemm_exec(&w);
 }
 
-static cublasStatus_t
-gemm(cublasHandle_t h, const char *fn, const gemm_args *g, bool batched, bool dbl)
+cublasStatus_t
+mt_emu_cublas_gemm(cublasHandle_t h, const char *fn, const gemm_args *g, bool batched, bool dbl)
 {
     MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory, alpha and beta too in device mode */
     call c;
@@ -912,7 +931,7 @@ gemm(cublasHandle_t h, const char *fn, const gemm_args *g, bool batched, bool db
     run.tf32 = ((int)c.math & ~(int)CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION) ==
                CUBLAS_TF32_TENSOR_OP_MATH;
     pthread_once(&gemm_names_once, make_gemm_names);
-    return gemm_run(&c, &run, dbl, gemm_names[dbl][batched][g->ta][g->tb]);
+    return gemm_run(&c, &run, dbl, gemm_names[(g->cplx ? 2 : 0) + dbl][batched][g->ta][g->tb]);
 }
 
 cublasStatus_t
@@ -930,9 +949,9 @@ cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_
                int n, int k, const float *alpha, const float *A, int lda, const float *B, int ldb,
                const float *beta, float *C, int ldc)
 {
-    gemm_args g = {transa, transb, m,   n, k, alpha, A, B,    beta,  C,
-                   lda,    ldb,    ldc, 0, 0, 0,     1, NULL, false, false};
-    return gemm(handle, "cublasSgemm_v2", &g, false, false);
+    gemm_args g = {transa, transb, m, n, k, alpha, A,    B,     beta,  C,    lda,
+                   ldb,    ldc,    0, 0, 0, 1,     NULL, false, false, false};
+    return mt_emu_cublas_gemm(handle, "cublasSgemm_v2", &g, false, false);
 }
 
 cublasStatus_t
@@ -940,9 +959,9 @@ cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_
                int n, int k, const double *alpha, const double *A, int lda, const double *B,
                int ldb, const double *beta, double *C, int ldc)
 {
-    gemm_args g = {transa, transb, m,   n, k, alpha, A, B,    beta,  C,
-                   lda,    ldb,    ldc, 0, 0, 0,     1, NULL, false, false};
-    return gemm(handle, "cublasDgemm_v2", &g, false, true);
+    gemm_args g = {transa, transb, m, n, k, alpha, A,    B,     beta,  C,    lda,
+                   ldb,    ldc,    0, 0, 0, 1,     NULL, false, false, false};
+    return mt_emu_cublas_gemm(handle, "cublasDgemm_v2", &g, false, true);
 }
 
 cublasStatus_t
@@ -952,9 +971,10 @@ cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cubla
                           const float *beta, float *C, int ldc, long long int strideC,
                           int batchCount)
 {
-    gemm_args g = {transa, transb, m,   n,       k,       alpha,   A,          B,    beta,  C,
-                   lda,    ldb,    ldc, strideA, strideB, strideC, batchCount, NULL, false, false};
-    return gemm(handle, "cublasSgemmStridedBatched", &g, true, false);
+    gemm_args g = {transa,  transb,  m,          n,    k,     alpha, A,
+                   B,       beta,    C,          lda,  ldb,   ldc,   strideA,
+                   strideB, strideC, batchCount, NULL, false, false, false};
+    return mt_emu_cublas_gemm(handle, "cublasSgemmStridedBatched", &g, true, false);
 }
 
 cublasStatus_t
@@ -964,7 +984,8 @@ cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cubla
                           const double *beta, double *C, int ldc, long long int strideC,
                           int batchCount)
 {
-    gemm_args g = {transa, transb, m,   n,       k,       alpha,   A,          B,    beta,  C,
-                   lda,    ldb,    ldc, strideA, strideB, strideC, batchCount, NULL, false, false};
-    return gemm(handle, "cublasDgemmStridedBatched", &g, true, true);
+    gemm_args g = {transa,  transb,  m,          n,    k,     alpha, A,
+                   B,       beta,    C,          lda,  ldb,   ldc,   strideA,
+                   strideB, strideC, batchCount, NULL, false, false, false};
+    return mt_emu_cublas_gemm(handle, "cublasDgemmStridedBatched", &g, true, true);
 }

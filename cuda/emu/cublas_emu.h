@@ -26,7 +26,16 @@ typedef struct mt_emu_gemm {
     const void *bias; /* NULL: no bias epilogue */
     int act;          /* MT_EMU_ACT_*: CUBLASLT_EPILOGUE_RELU(_BIAS), GELU(_BIAS) */
     bool tf32;        /* float32 operands rounded to TF32 (tensor cores) */
+    bool cplx;        /* complex64 or complex128 (dbl) elements and alpha and beta: (re, im) */
 } mt_emu_gemm;
+
+/* A legacy API product (cublas<t>gemm, cublas<t>gemmStridedBatched as fn) on handle h: its
+ * handle's state, the argument and memory checks, then the product on its stream. */
+cublasStatus_t mt_emu_cublas_gemm(cublasHandle_t h, const char *fn, const mt_emu_gemm *g,
+                                  bool batched, bool dbl);
+/* g's product of complex elements (g->cplx; cublas_complex.c), al and be (re, im) pairs */
+cublasStatus_t mt_emu_zgemm_compute(const mt_emu_gemm *g, const double *al, const double *be,
+                                    bool dbl);
 
 /* g's argument checks, then the checks of a call on device and stream (host scalars) and the
  * product, reported to the profiler as kernel (a name that lives as long as the process). */

@@ -6,6 +6,7 @@
 #ifndef MT_EMU_CUBLAS_V2_H
 #define MT_EMU_CUBLAS_V2_H
 
+#include "cuComplex.h"
 #include "cuda_runtime_api.h"
 
 #ifdef __cplusplus
@@ -56,6 +57,8 @@ typedef enum cudaDataType_t {
     CUDA_R_16F = 2,
     CUDA_R_32F = 0,
     CUDA_R_64F = 1,
+    CUDA_C_32F = 4,
+    CUDA_C_64F = 5,
     CUDA_R_16BF = 14
 } cudaDataType_t;
 typedef cudaDataType_t cudaDataType;
@@ -127,6 +130,31 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                          long long int strideB, const double *beta, double *C,
                                          int ldc, long long int strideC, int batchCount);
 
+/* the same for complex64 (cuComplex) and complex128 (cuDoubleComplex): alpha and beta complex,
+ * op CUBLAS_OP_C the conjugate transpose */
+cublasStatus_t cublasCgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k, const cuComplex *alpha,
+                              const cuComplex *A, int lda, const cuComplex *B, int ldb,
+                              const cuComplex *beta, cuComplex *C, int ldc);
+cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k,
+                              const cuDoubleComplex *alpha, const cuDoubleComplex *A, int lda,
+                              const cuDoubleComplex *B, int ldb, const cuDoubleComplex *beta,
+                              cuDoubleComplex *C, int ldc);
+cublasStatus_t cublasCgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                         cublasOperation_t transb, int m, int n, int k,
+                                         const cuComplex *alpha, const cuComplex *A, int lda,
+                                         long long int strideA, const cuComplex *B, int ldb,
+                                         long long int strideB, const cuComplex *beta, cuComplex *C,
+                                         int ldc, long long int strideC, int batchCount);
+cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                         cublasOperation_t transb, int m, int n, int k,
+                                         const cuDoubleComplex *alpha, const cuDoubleComplex *A,
+                                         int lda, long long int strideA, const cuDoubleComplex *B,
+                                         int ldb, long long int strideB,
+                                         const cuDoubleComplex *beta, cuDoubleComplex *C, int ldc,
+                                         long long int strideC, int batchCount);
+
 /* cublas_v2.h's names for the _v2 symbols */
 #define cublasCreate cublasCreate_v2
 #define cublasDestroy cublasDestroy_v2
@@ -143,6 +171,8 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_
 #define cublasDgemv cublasDgemv_v2
 #define cublasSgemm cublasSgemm_v2
 #define cublasDgemm cublasDgemm_v2
+#define cublasCgemm cublasCgemm_v2
+#define cublasZgemm cublasZgemm_v2
 
 #ifdef __cplusplus
 }

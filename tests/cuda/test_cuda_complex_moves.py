@@ -1,0 +1,249 @@
+"""Complex tensors on the CUDA device through the device's own kernels, the ops the host still
+served: the ops that only move elements (gather, scatter, scatter_add, the index ops, flip,
+tril/triu, masked_select, and the composites over them: take, roll, index_add, ...) by the
+kernels' element width (a complex64 moves as 8 bytes, a complex128 as 16), prod and cumprod by
+their kernels' complex product, and the matrix products that record no gradient as cuBLAS's
+cublasCgemm and cublasZgemm (csrc/dispatch/complex.c says which). Values equal the CPU's
+(moved elements exactly, complex128 products to 1e-12 relative), gradients too, and none copies
+anything between host and device (the profiler's Memcpy events count them)."""
+import numpy as np
+import pytest
+
+import minitorch
+from helpers import as_numpy, complex_sample
+
+if not minitorch.cuda.is_available():
+    pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
+
+rng = np.random.default_rng(2211)
+DTYPES = ["complex64", "complex128"]
+TOL = {"complex64": dict(rtol=2e-5, atol=2e-6), "complex128": dict(rtol=1e-12, atol=1e-14)}
+ACTS = [minitorch.profiler.ProfilerActivity.CPU, minitorch.profiler.ProfilerActivity.CUDA]
+
+
+def recorded(fn):
+    """fn() under the profiler, synchronised: (its result, the names of the events recorded)"""
+    out = []
+    with minitorch.profiler.profile(activities=ACTS) as prof:
+        out.append(fn())
+        minitorch.cuda.synchronize()
+    return out[0], [e.name for e in prof.events()]
+
+
+def host_copies(names):
+    return [n for n in names if n.startswith(("Memcpy HtoD", "Memcpy DtoH"))]
+
+
+# name: (fn(minitorch, z, *indices), the indices); the index tensors are made before the
+# recording, so that only the op's copies count
+MOVES = {
+    "gather": (lambda L, z, i: z.gather(1, i), [[[2, 0, 2, 1], [1, 1, 0, 3], [3, 2, 1, 0]]]),
+    "gather_dim0": (lambda L, z, i: L.gather(z, 0, i), [[[2, 0, 1, 1]]]),
+    "scatter": (lambda L, z, i: z.scatter(1, i, z[:, :2] * 1j), [[[3, 0], [1, 2], [0, 3]]]),
+    "scatter_value": (lambda L, z, i: z.scatter(0, i, 2 - 0.5j), [[[1, 0, 2, 1]]]),
+    "scatter_add": (lambda L, z, i: z.scatter_add(1, i, z[:, 1:3]), [[[1, 1], [0, 0], [2, 2]]]),
+    "scatter_add_": (lambda L, z, i: z.clone().scatter_add_(0, i, z[:2]), [[[0, 0, 0, 0], [0, 1, 0, 1]]]),
+    "scatter_reduce_add": (lambda L, z, i: z.scatter(1, i, z[:, :2], reduce="add"), [[[1, 1], [0, 0], [2, 2]]]),
+    "index_select": (lambda L, z, i: z.index_select(-1, i), [[3, 0, 0]]),
+    "index": (lambda L, z, i: z[i, 1:], [[2, 0, 2]]),
+    "index_two": (lambda L, z, i, j: z[i, j], [[2, 0], [3, 1]]),
+    "index_put_": (lambda L, z, i: z.clone().index_put_((i,), z[1] * 1j), [[0, 2]]),
+    "index_put_accumulate": (lambda L, z, i: z.clone().index_put_((i,), z[:3], accumulate=True), [[0, 0, 2]]),
+    "flip": (lambda L, z: z.flip(0, 1), []),
+    "flip_strided": (lambda L, z: z.t().flip(-1), []),
+    "tril": (lambda L, z: z.tril(), []),
+    "triu_k": (lambda L, z: L.triu(z, 1), []),
+    "tril_": (lambda L, z: z.clone().tril_(-1), []),
+    "triu_strided": (lambda L, z: z.t().triu(), []),
+    "masked_select": (lambda L, z: z.masked_select(z.real > 0), []),
+    "take": (lambda L, z, i: z.take(i), [[11, 0, 5]]),
+    "take_along_dim": (lambda L, z, i: L.take_along_dim(z, i, 1), [[[1], [0], [3]]]),
+    "roll": (lambda L, z: z.roll(1, 0), []),
+    "index_add": (lambda L, z, i: z.index_add(0, i, z[:2] * 2j), [[2, 0]]),
+    "index_copy": (lambda L, z, i: z.index_copy(1, i, z[:, :2]), [[3, 0]]),
+    "index_fill": (lambda L, z, i: z.index_fill(1, i, 1j), [[1, 2]]),
+    "masked_scatter": (lambda L, z: z.masked_scatter(z.real > 0, z * -1j), []),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(MOVES))
+def test_moves_stay_on_the_device(name, dtype):
+    fn, indices = MOVES[name]
+    z = complex_sample(rng, (3, 4), dtype)
+    want = as_numpy(fn(minitorch, minitorch.tensor(z), *(minitorch.tensor(i) for i in indices)))
+    c = minitorch.tensor(z, device="cuda")
+    ix = [minitorch.tensor(i, device="cuda") for i in indices]
+    got, names = recorded(lambda: fn(minitorch, c, *ix))
+    assert got.device.type == "cuda"
+    got = as_numpy(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if "add" in name:  # sums: the device adds in another order
+        np.testing.assert_allclose(got, want, **TOL[dtype])
+    else:
+        np.testing.assert_array_equal(got, want)
+    # a Python number scattered goes to the device first (ops/index_plan.c's scatter_into, for
+    # every dtype): its one small copy there, and nothing back
+    number = name in ("scatter_value", "index_fill")
+    assert host_copies(names) == (["Memcpy HtoD (Pageable -> Device)"] if number else [])
+
+
+def test_scatter_multiply_of_complex_still_right():
+    """scatter's reduce="multiply" of complex tensors runs on the host (no atomic complex product
+    on the device): the values are the CPU's all the same."""
+    z = complex_sample(rng, (3, 4), "complex128")
+    i = minitorch.tensor([[1, 1], [0, 2], [3, 3]])
+    want = as_numpy(minitorch.tensor(z).scatter(1, i, minitorch.tensor(z[:, :2]), reduce="multiply"))
+    c = minitorch.tensor(z, device="cuda")
+    got = c.scatter(1, i.cuda(), c[:, :2], reduce="multiply")
+    assert got.device.type == "cuda"
+    np.testing.assert_allclose(as_numpy(got), want, **TOL["complex128"])
+
+
+REDUCTIONS = {
+    "prod": lambda L, z: z.prod(),
+    "prod_dim": lambda L, z: z.prod(1),
+    "prod_dim0_keepdim": lambda L, z: L.prod(z, 0, keepdim=True),
+    "prod_strided": lambda L, z: z.t().prod(1),
+    "cumprod": lambda L, z: z.cumprod(1),
+    "cumprod_dim0": lambda L, z: L.cumprod(z, 0),
+    "cumprod_strided": lambda L, z: z.t().cumprod(0),
+    "cumsum": lambda L, z: z.cumsum(1),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_products_along_dims_as_on_the_cpu(name, dtype):
+    z = complex_sample(rng, (5, 6), dtype) * 0.8
+    want = as_numpy(REDUCTIONS[name](minitorch, minitorch.tensor(z)))
+    c = minitorch.tensor(z, device="cuda")
+    got, names = recorded(lambda: REDUCTIONS[name](minitorch, c))
+    assert got.device.type == "cuda"
+    got = as_numpy(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, **TOL[dtype])
+    assert host_copies(names) == []
+
+
+@pytest.mark.parametrize("n", [1, 300, 5000])
+def test_long_rows_fold_across_blocks(n):
+    """Rows longer than a block (cumprod's tiles, prod's several blocks per result), unit moduli
+    so that the products stay finite: as NumPy's."""
+    z = np.exp(1j * rng.uniform(-np.pi, np.pi, (2, n)))
+    c = minitorch.tensor(z, device="cuda")
+    np.testing.assert_allclose(as_numpy(c.cumprod(1)), np.cumprod(z, 1), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(as_numpy(c.prod(1)), np.prod(z, 1), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(as_numpy(c.reshape(-1).prod()), np.prod(z), rtol=1e-10, atol=1e-10)
+
+
+GRADS = {
+    "gather": lambda L, z: z.gather(0, L.tensor([[1, 0, 2, 2]], device=z.device)),
+    "scatter_add": lambda L, z: L.zeros(2, 4, dtype=z.dtype, device=z.device).scatter_add(
+        0, L.tensor([[0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 1]], device=z.device), z),
+    "scatter": lambda L, z: z.scatter(1, L.tensor([[0], [3], [1]], device=z.device), z[:, 2:3] * 2),
+    "flip_tril": lambda L, z: z.flip(1).tril(1),
+    "triu": lambda L, z: z.triu(-1),
+    "masked_select": lambda L, z: z.masked_select(z.imag > 0),
+    "prod": lambda L, z: z.prod(1),
+    "prod_all": lambda L, z: z.prod(),
+    "cumprod": lambda L, z: z.cumprod(1),
+    "take_roll": lambda L, z: z.roll(1, 1).take(L.tensor([0, 5, 5], device=z.device)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADS))
+def test_gradients_as_on_the_cpu(name):
+    zs = complex_sample(rng, (3, 4), "complex128")
+    results = {}
+    for device in ("cpu", "cuda"):
+        z = minitorch.tensor(zs, requires_grad=True)
+        out = GRADS[name](minitorch, z.to(device))
+        assert out.device.type == device
+        real = minitorch.view_as_real(out)
+        weight = minitorch.tensor(np.linspace(-1, 1, real.numel()).reshape(tuple(real.shape)), device=device)
+        (real * weight).sum().backward()
+        results[device] = [as_numpy(out), as_numpy(z.grad)]
+    for got, want in zip(results["cuda"], results["cpu"]):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+# ---- the matrix products: cublasCgemm, cublasZgemm -------------------------------------------
+
+needs_cublas = pytest.mark.skipif(not minitorch.cuda._C_cuda.has_cublas, reason="built without cuBLAS")
+
+
+def layout(a, how):
+    """a as a CUDA tensor: contiguous, a transposed view of its transpose, or a column slice"""
+    if how == "transposed":
+        return minitorch.tensor(np.ascontiguousarray(np.swapaxes(a, -1, -2)), device="cuda").transpose(-1, -2)
+    if how == "sliced":
+        wide = np.concatenate([a, a], axis=-1)
+        return minitorch.tensor(wide, device="cuda")[..., : a.shape[-1]]
+    return minitorch.tensor(a, device="cuda")
+
+
+PRODUCTS = {
+    "mm": (lambda L, x, y, s: L.mm(x, y), [(4, 3), (3, 5)], "gemm_v2"),
+    "mm_one_row": (lambda L, x, y, s: x @ y, [(1, 3), (3, 5)], "gemm_v2"),
+    "matmul_batched": (lambda L, x, y, s: L.matmul(x, y), [(2, 4, 3), (2, 3, 5)], "gemmStridedBatched"),
+    "matmul_folded": (lambda L, x, y, s: x @ y, [(2, 4, 3), (3, 5)], "gemm_v2"),
+    "bmm": (lambda L, x, y, s: L.bmm(x, y), [(3, 2, 4), (3, 4, 2)], "gemmStridedBatched"),
+    # complex alpha and beta as 0-dim tensors (the binding takes a complex Python number only for
+    # ops flagged COMPLEX)
+    "addmm": (lambda L, x, y, s: L.addmm(s, x, y, beta=L.tensor(0.5 - 1j), alpha=L.tensor(2j)),
+              [(4, 3), (3, 5), (4, 5)], "gemm_v2"),
+    "addmm_bias": (lambda L, x, y, s: L.addmm(s, x, y), [(4, 3), (3, 5), (5,)], "gemm_v2"),
+    "addmm_beta0": (lambda L, x, y, s: L.addmm(s * float("nan"), x, y, beta=0), [(4, 3), (3, 5), (4, 5)],
+                    "gemm_v2"),
+    "baddbmm": (lambda L, x, y, s: L.baddbmm(s, x, y, beta=-1, alpha=L.tensor(0.5 + 0.5j)), [(2, 3, 4), (2, 4, 2), (2, 3, 2)],
+                "gemmStridedBatched"),
+}
+
+
+@needs_cublas
+@pytest.mark.parametrize("how", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_products_are_one_complex_gemm(name, dtype, how):
+    fn, shapes, call = PRODUCTS[name]
+    arrays = [complex_sample(rng, s, dtype) for s in shapes] + [None] * (3 - len(shapes))
+    want = as_numpy(fn(minitorch, *[None if a is None else minitorch.tensor(a) for a in arrays]))
+    ts = [None if a is None else (layout(a, how) if a.ndim > 1 else minitorch.tensor(a, device="cuda"))
+          for a in arrays]
+    got, names = recorded(lambda: fn(minitorch, *ts))
+    assert got.device.type == "cuda"
+    got = as_numpy(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, **TOL[dtype])
+    gemms = [n for n in names if n.startswith("Library::cublas")]
+    letter = "C" if dtype == "complex64" else "Z"
+    assert gemms == [f"Library::cublas{letter}{call}"]
+    assert host_copies(names) == []
+
+
+@needs_cublas
+def test_an_empty_inner_dimension_scales_by_a_complex_beta():
+    s = complex_sample(rng, (3, 2), "complex128")
+    x, y = np.zeros((3, 0), np.complex128), np.zeros((0, 2), np.complex128)
+    beta = minitorch.tensor(2 - 1j)
+    want = as_numpy(minitorch.addmm(minitorch.tensor(s), minitorch.tensor(x), minitorch.tensor(y), beta=beta))
+    got = minitorch.addmm(*(minitorch.tensor(a, device="cuda") for a in (s, x, y)), beta=beta)
+    np.testing.assert_allclose(as_numpy(got), want, **TOL["complex128"])
+    np.testing.assert_allclose(want, s * (2 - 1j), **TOL["complex128"])
+
+
+@needs_cublas
+def test_products_that_record_a_gradient_stay_real_products():
+    """autograd's product gradients conjugate nothing, as a complex one needs: a product that
+    records a gradient is the real products' (their gradients are right), on the device too."""
+    a, b = complex_sample(rng, (3, 4), "complex128"), complex_sample(rng, (4, 2), "complex128")
+    grads = {}
+    for device in ("cpu", "cuda"):
+        x = minitorch.tensor(a, requires_grad=True)
+        y = minitorch.tensor(b, requires_grad=True)
+        out = x.to(device) @ y.to(device)
+        (minitorch.view_as_real(out) * minitorch.tensor([1.0, -2.0], device=device)).sum().backward()
+        grads[device] = [as_numpy(out), as_numpy(x.grad), as_numpy(y.grad)]
+    for got, want in zip(grads["cuda"], grads["cpu"]):
+        np.testing.assert_allclose(got, want, **TOL["complex128"])
