@@ -253,7 +253,12 @@ def test_reductions_over_outer_dims_match_the_cpu(shape, dims, op):
         fn = lambda a: minitorch.linalg.vector_norm(a, dim=dims)
     else:
         fn = lambda a: getattr(a, op)(dim=dims)
-    check_device(fn, t, atol=1e-5, rtol=1e-5)
+    # float32 sums (and means) in another order differ by up to ~1e-7 of sum |x| (a column of 6000 normals
+    # summing to near 0 was 1.2e-5 apart): the bound scales with it
+    scale = float(np.nansum(np.abs(x), axis=dims).max()) if op in ("sum", "mean") else 0.0
+    if op == "mean":
+        scale /= np.prod([shape[d] for d in dims])
+    check_device(fn, t, atol=max(1e-5, 1e-6 * scale), rtol=1e-5)
     check_device(fn, t.double(), atol=1e-12, rtol=1e-12)
 
 
