@@ -11,6 +11,9 @@ results all stay channels-last.
 PyTorch runs its first conv2d before timing (its first call picks slower paths for later ones).
 Each thread count runs in its own process; the libraries alternate call by call and keep their
 best of several repeats; the last column is minitorch's time over PyTorch's. Quote ratios.
+Forward cases also time the bound of gemm-bound work: "sgemm" is minitorch's OpenBLAS sgemm on the
+im2col-equivalent shape, (N*OH*OW, C/groups*KH*KW) @ (C/groups*KH*KW, OC/groups) once per group, in
+the same alternation (what im2col + gemm would cost with a free im2col).
 Run: PYTHONPATH=. python benchmarks/bench_conv.py [--quick] [--threads 1,2] [--only SUBSTRING] [--repeats N]
 """
 import sys
@@ -36,18 +39,30 @@ CASES = [
     ("512->512 3x3 on 7x7", (8, 512, 7, 7), (512, 512, 3, 3), 1, 1, False),
     ("1x1 256->64 on 14x14", (8, 256, 14, 14), (64, 256, 1, 1), 1, 0, False),
     ("conv3d 4->16 3x3x3 on 16^3", (8, 4, 16, 16, 16), (16, 4, 3, 3, 3), 1, 1, True),
+    ("conv3d 16->32 3x3x3 on 16x32x32", (4, 16, 16, 32, 32), (32, 16, 3, 3, 3), 1, 1, False),
     ("conv1d 64->64 k9 on 1024", (8, 64, 1024), (64, 64, 9), 1, 4, True),
     ("conv1d 128->128 k3 on 500", (8, 128, 500), (128, 128, 3), 1, 1, False),
     ("conv1d 32->32 k31 on 200", (8, 32, 200), (32, 32, 31), 1, 15, False),
 ]
 
 
-# channels_last cases: (label, input shape, weight shape, stride, padding, with a backward case)
+# channels_last cases: (label, input shape, weight shape, stride, padding, with a backward case,
+# groups)
 CL_CASES = [
-    ("CL 32->64 3x3 on 32x32", (8, 32, 32, 32), (64, 32, 3, 3), 1, 1, True),
-    ("CL 64->64 3x3 on 56x56", (8, 64, 56, 56), (64, 64, 3, 3), 1, 1, False),
-    ("CL CIFAR conv1 3->64 3x3", (32, 3, 32, 32), (64, 3, 3, 3), 1, 1, False),
+    ("CL 32->64 3x3 on 32x32", (8, 32, 32, 32), (64, 32, 3, 3), 1, 1, True, 1),
+    ("CL 64->64 3x3 on 56x56", (8, 64, 56, 56), (64, 64, 3, 3), 1, 1, False, 1),
+    ("CL CIFAR conv1 3->64 3x3", (32, 3, 32, 32), (64, 3, 3, 3), 1, 1, False, 1),
+    ("CL groups=2 64->64 3x3 on 56x56", (8, 64, 56, 56), (64, 32, 3, 3), 1, 1, False, 2),
 ]
+
+
+def sgemm_bound(lib, xs, ws, stride, pad, groups):
+    """minitorch's sgemm on the convolution's im2col-equivalent shape, once per group."""
+    m = xs[0] * int(np.prod([(i + 2 * pad - k) // stride + 1 for i, k in zip(xs[2:], ws[2:])]))
+    rng = np.random.default_rng(2)
+    a = lib.tensor(rng.standard_normal((m, int(np.prod(ws[1:]))), np.float32))
+    b = lib.tensor(rng.standard_normal((int(np.prod(ws[1:])), ws[0] // groups), np.float32))
+    return lambda: [a @ b for _ in range(groups)]
 
 
 def cl_block(lib, xt, wt, stride, pad):
@@ -58,7 +73,7 @@ def cl_block(lib, xt, wt, stride, pad):
 
 def make_cl_cases(libs, rng):
     cases = []
-    for label, xs, ws, stride, pad, backward in CL_CASES:
+    for label, xs, ws, stride, pad, backward, groups in CL_CASES:
         x, w = rng.standard_normal(xs, np.float32), rng.standard_normal(ws, np.float32)
         for kind in ("conv forward", "block forward") + (("conv fwd+bwd", "block fwd+bwd") if backward else ()):
             fns = {}
@@ -68,13 +83,15 @@ def make_cl_cases(libs, rng):
                 xt = lib.tensor(x).contiguous(memory_format=cl).requires_grad_(grad)
                 wt = lib.tensor(w).contiguous(memory_format=cl).requires_grad_(grad)
                 f = cl_block if kind.startswith("block") else (
-                    lambda lib, xt, wt, s, p: lib.nn.functional.conv2d(xt, wt, None, s, p))
+                    lambda lib, xt, wt, s, p: lib.nn.functional.conv2d(xt, wt, None, s, p, 1, groups))
                 if grad:
                     y = f(lib, xt, wt, stride, pad)
                     g = lib.ones_like(y)
                     fns[name] = lambda y=y, xt=xt, wt=wt, g=g, lib=lib: lib.autograd.grad(y, (xt, wt), g, retain_graph=True)
                 else:
                     fns[name] = lambda f=f, lib=lib, xt=xt, wt=wt: f(lib, xt, wt, stride, pad)
+            if kind == "conv forward":
+                fns["sgemm"] = sgemm_bound(libs["minitorch"], xs, ws, stride, pad, groups)
             cases.append((f"{label} {kind}", fns))
     return cases
 
@@ -96,6 +113,8 @@ def make_cases(libs, rng):
                     fns[name] = lambda y=y, xt=xt, wt=wt, g=g, lib=lib: lib.autograd.grad(y, (xt, wt), g, retain_graph=True)
                 else:
                     fns[name] = lambda xt=xt, wt=wt, conv=conv: conv(xt, wt, None, stride, pad)
+            if not with_grad:
+                fns["sgemm"] = sgemm_bound(libs["minitorch"], xs, ws, stride, pad, 1)
             cases.append((f"{label} {'fwd+bwd' if with_grad else 'forward'}", fns))
     return cases
 
@@ -107,13 +126,14 @@ def run_one(threads):
     only = arg("--only", "")
     for label, fns in make_cases(libs, np.random.default_rng(0)) + make_cl_cases(libs, np.random.default_rng(1)):
         if only in label:
-            print_row(threads, label, 40, alternate(fns, REPEATS), ("minitorch", "torch"), 3)
+            print_row(threads, label, 40, alternate(fns, REPEATS), ("minitorch", "torch", "sgemm"), 3)
 
 
 def main():
     per_thread_count(__file__, run_one, [
-        f"{'th':>2} {'case':<40} {'minitorch':>9} {'torch':>9} {'mt/torch':>8}",
-        "(best time in ms over alternating repeats; the last column is minitorch's time over PyTorch's)"])
+        f"{'th':>2} {'case':<40} {'minitorch':>9} {'torch':>9} {'sgemm':>9} {'mt/torch':>8}",
+        "(best time in ms over alternating repeats; sgemm: the im2col-equivalent gemm's, forward only;",
+        "the last column is minitorch's time over PyTorch's)"])
 
 
 if __name__ == "__main__":
