@@ -357,19 +357,6 @@ pixel_at(const conv_nhwc *p, int64_t px)
     return (((n * p->dp + od * g3->sd) * p->hp + oh * g->sh) * p->wpd + ow * g->sw) * p->c;
 }
 
-/* The taps t in [*lo, *hi) of a kernel dimension of k taps that read inside the input (size
- * long) at output o: o*stride + t*dil - pad in [0, size). */
-static inline void
-taps_inside(int64_t o, int64_t stride, int64_t pad, int64_t dil, int64_t size, int64_t k,
-            int64_t *lo, int64_t *hi)
-{
-    const int64_t first = o * stride - pad; /* where tap 0 reads */
-    *lo = first >= 0 ? 0 : (-first + dil - 1) / dil;
-    *hi = size - first <= 0 ? 0 : (size - first + dil - 1) / dil;
-    *hi = *hi < k ? *hi : k;
-    *lo = *lo < *hi ? *lo : *hi;
-}
-
 /* The kernel rows that read the input at pixel px's output row: kd in [in[0], in[1]), kh in
  * [in[2], in[3]); the others read only the padding (zeros), and are skipped (8% of the
  * multiply-adds of a 3x3x3 kernel on 16x32x32 with padding 1). */
@@ -379,8 +366,8 @@ rows_inside(const conv_nhwc *p, int64_t px, int64_t *in)
     const conv3_geom *g3 = p->g3;
     const conv_geom *g = p->g;
     const int64_t r = px / g->ow, oh = r % g->oh, od = r / g->oh % g3->od;
-    taps_inside(od, g3->sd, g3->pd, g3->dd, g3->d, g3->kd, &in[0], &in[1]);
-    taps_inside(oh, g->sh, g->ph, g->dh, g->h, g->kh, &in[2], &in[3]);
+    mt_conv_taps_inside(od, g3->sd, g3->pd, g3->dd, g3->d, g3->kd, &in[0], &in[1]);
+    mt_conv_taps_inside(oh, g->sh, g->ph, g->dh, g->h, g->kh, &in[2], &in[3]);
 }
 
 /* out[px] (OC) = bias + the sums of pixel px of the chunk, channel by channel: the simple loop.
