@@ -65,9 +65,9 @@ def sgemm_bound(lib, xs, ws, stride, pad, groups):
     return lambda: [a @ b for _ in range(groups)]
 
 
-def cl_block(lib, xt, wt, stride, pad):
+def cl_block(lib, xt, wt, stride, pad, groups):
     F = lib.nn.functional
-    y = F.batch_norm(F.conv2d(xt, wt, None, stride, pad), None, None, training=True)
+    y = F.batch_norm(F.conv2d(xt, wt, None, stride, pad, 1, groups), None, None, training=True)
     return F.max_pool2d(F.relu(y), 2)
 
 
@@ -83,13 +83,13 @@ def make_cl_cases(libs, rng):
                 xt = lib.tensor(x).contiguous(memory_format=cl).requires_grad_(grad)
                 wt = lib.tensor(w).contiguous(memory_format=cl).requires_grad_(grad)
                 f = cl_block if kind.startswith("block") else (
-                    lambda lib, xt, wt, s, p: lib.nn.functional.conv2d(xt, wt, None, s, p, 1, groups))
+                    lambda lib, xt, wt, s, p, g: lib.nn.functional.conv2d(xt, wt, None, s, p, 1, g))
                 if grad:
-                    y = f(lib, xt, wt, stride, pad)
+                    y = f(lib, xt, wt, stride, pad, groups)
                     g = lib.ones_like(y)
                     fns[name] = lambda y=y, xt=xt, wt=wt, g=g, lib=lib: lib.autograd.grad(y, (xt, wt), g, retain_graph=True)
                 else:
-                    fns[name] = lambda f=f, lib=lib, xt=xt, wt=wt: f(lib, xt, wt, stride, pad)
+                    fns[name] = lambda f=f, lib=lib, xt=xt, wt=wt, s=stride, p=pad, g=groups: f(lib, xt, wt, s, p, g)
             if kind == "conv forward":
                 fns["sgemm"] = sgemm_bound(libs["minitorch"], xs, ws, stride, pad, groups)
             cases.append((f"{label} {kind}", fns))
