@@ -10,18 +10,17 @@ and an input converted alike): conv2d, and a conv -> batch_norm -> relu -> max_p
 results all stay channels-last.
 PyTorch runs its first conv2d before timing (its first call picks slower paths for later ones).
 Each thread count runs in its own process; the libraries alternate call by call and keep their
-best of several repeats; "mt/torch" is minitorch's time over PyTorch's. A 2-D forward case with
-more than 256 taps an output (gemm-bound work) also times, beside them, the gemm its im2col would
-feed if all images went in one: OpenBLAS's sgemm (through minitorch's matmul, in the same process)
-of (OC, C*KH*KW) @ (C*KH*KW, N*OH*OW), the bound for im2col + gemm; "mt/sgemm" is minitorch's
-time over it. Quote ratios.
+best of several repeats; the last column is minitorch's time over PyTorch's. Quote ratios.
+Forward cases also time the bound of gemm-bound work: "sgemm" is minitorch's OpenBLAS sgemm on the
+im2col-equivalent shape, (N*OH*OW, C/groups*KH*KW) @ (C/groups*KH*KW, OC/groups) once per group, in
+the same alternation (what im2col + gemm would cost with a free im2col).
 Run: PYTHONPATH=. python benchmarks/bench_conv.py [--quick] [--threads 1,2] [--only SUBSTRING] [--repeats N]
 """
 import sys
 
 import numpy as np
 
-from bench_cpu import alternate, arg, libraries, per_thread_count
+from bench_cpu import alternate, arg, libraries, per_thread_count, print_row
 
 QUICK = "--quick" in sys.argv
 REPEATS = int(arg("--repeats", 3 if QUICK else 10))  # more on a loaded machine
@@ -42,29 +41,41 @@ CASES = [
     ("256->512 3x3/2 on 14x14", (8, 256, 14, 14), (512, 256, 3, 3), 2, 1, False),
     ("1x1 256->64 on 14x14", (8, 256, 14, 14), (64, 256, 1, 1), 1, 0, False),
     ("conv3d 4->16 3x3x3 on 16^3", (8, 4, 16, 16, 16), (16, 4, 3, 3, 3), 1, 1, True),
+    ("conv3d 16->32 3x3x3 on 16x32x32", (4, 16, 16, 32, 32), (32, 16, 3, 3, 3), 1, 1, False),
     ("conv1d 64->64 k9 on 1024", (8, 64, 1024), (64, 64, 9), 1, 4, True),
     ("conv1d 128->128 k3 on 500", (8, 128, 500), (128, 128, 3), 1, 1, False),
     ("conv1d 32->32 k31 on 200", (8, 32, 200), (32, 32, 31), 1, 15, False),
 ]
 
 
-# channels_last cases: (label, input shape, weight shape, stride, padding, with a backward case)
+# channels_last cases: (label, input shape, weight shape, stride, padding, with a backward case,
+# groups)
 CL_CASES = [
-    ("CL 32->64 3x3 on 32x32", (8, 32, 32, 32), (64, 32, 3, 3), 1, 1, True),
-    ("CL 64->64 3x3 on 56x56", (8, 64, 56, 56), (64, 64, 3, 3), 1, 1, False),
-    ("CL CIFAR conv1 3->64 3x3", (32, 3, 32, 32), (64, 3, 3, 3), 1, 1, False),
+    ("CL 32->64 3x3 on 32x32", (8, 32, 32, 32), (64, 32, 3, 3), 1, 1, True, 1),
+    ("CL 64->64 3x3 on 56x56", (8, 64, 56, 56), (64, 64, 3, 3), 1, 1, False, 1),
+    ("CL CIFAR conv1 3->64 3x3", (32, 3, 32, 32), (64, 3, 3, 3), 1, 1, False, 1),
+    ("CL groups=2 64->64 3x3 on 56x56", (8, 64, 56, 56), (64, 32, 3, 3), 1, 1, False, 2),
 ]
 
 
-def cl_block(lib, xt, wt, stride, pad):
+def sgemm_bound(lib, xs, ws, stride, pad, groups):
+    """minitorch's sgemm on the convolution's im2col-equivalent shape, once per group."""
+    m = xs[0] * int(np.prod([(i + 2 * pad - k) // stride + 1 for i, k in zip(xs[2:], ws[2:])]))
+    rng = np.random.default_rng(2)
+    a = lib.tensor(rng.standard_normal((m, int(np.prod(ws[1:]))), np.float32))
+    b = lib.tensor(rng.standard_normal((int(np.prod(ws[1:])), ws[0] // groups), np.float32))
+    return lambda: [a @ b for _ in range(groups)]
+
+
+def cl_block(lib, xt, wt, stride, pad, groups):
     F = lib.nn.functional
-    y = F.batch_norm(F.conv2d(xt, wt, None, stride, pad), None, None, training=True)
+    y = F.batch_norm(F.conv2d(xt, wt, None, stride, pad, 1, groups), None, None, training=True)
     return F.max_pool2d(F.relu(y), 2)
 
 
 def make_cl_cases(libs, rng):
     cases = []
-    for label, xs, ws, stride, pad, backward in CL_CASES:
+    for label, xs, ws, stride, pad, backward, groups in CL_CASES:
         x, w = rng.standard_normal(xs, np.float32), rng.standard_normal(ws, np.float32)
         for kind in ("conv forward", "block forward") + (("conv fwd+bwd", "block fwd+bwd") if backward else ()):
             fns = {}
@@ -74,13 +85,15 @@ def make_cl_cases(libs, rng):
                 xt = lib.tensor(x).contiguous(memory_format=cl).requires_grad_(grad)
                 wt = lib.tensor(w).contiguous(memory_format=cl).requires_grad_(grad)
                 f = cl_block if kind.startswith("block") else (
-                    lambda lib, xt, wt, s, p: lib.nn.functional.conv2d(xt, wt, None, s, p))
+                    lambda lib, xt, wt, s, p, g: lib.nn.functional.conv2d(xt, wt, None, s, p, 1, g))
                 if grad:
-                    y = f(lib, xt, wt, stride, pad)
+                    y = f(lib, xt, wt, stride, pad, groups)
                     g = lib.ones_like(y)
                     fns[name] = lambda y=y, xt=xt, wt=wt, g=g, lib=lib: lib.autograd.grad(y, (xt, wt), g, retain_graph=True)
                 else:
-                    fns[name] = lambda f=f, lib=lib, xt=xt, wt=wt: f(lib, xt, wt, stride, pad)
+                    fns[name] = lambda f=f, lib=lib, xt=xt, wt=wt, s=stride, p=pad, g=groups: f(lib, xt, wt, s, p, g)
+            if kind == "conv forward":
+                fns["sgemm"] = sgemm_bound(libs["minitorch"], xs, ws, stride, pad, groups)
             cases.append((f"{label} {kind}", fns))
     return cases
 
@@ -102,13 +115,8 @@ def make_cases(libs, rng):
                     fns[name] = lambda y=y, xt=xt, wt=wt, g=g, lib=lib: lib.autograd.grad(y, (xt, wt), g, retain_graph=True)
                 else:
                     fns[name] = lambda xt=xt, wt=wt, conv=conv: conv(xt, wt, None, stride, pad)
-            taps = ws[1] * ws[2] * ws[3] if len(ws) == 4 else 0
-            if not with_grad and taps > 256:  # the sgemm of all images' im2col at once
-                mt = libs["minitorch"]
-                n = xs[0] * ((xs[2] + 2 * pad - ws[2]) // stride + 1) * ((xs[3] + 2 * pad - ws[3]) // stride + 1)
-                a, b = mt.tensor(rng.standard_normal((ws[0], taps), np.float32)), mt.tensor(
-                    rng.standard_normal((taps, n), np.float32))
-                fns["sgemm"] = lambda a=a, b=b: a @ b
+            if not with_grad:
+                fns["sgemm"] = sgemm_bound(libs["minitorch"], xs, ws, stride, pad, 1)
             cases.append((f"{label} {'fwd+bwd' if with_grad else 'forward'}", fns))
     return cases
 
@@ -120,18 +128,14 @@ def run_one(threads):
     only = arg("--only", "")
     for label, fns in make_cases(libs, np.random.default_rng(0)) + make_cl_cases(libs, np.random.default_rng(1)):
         if only in label:
-            best = alternate(fns, REPEATS)
-            bound = f" {best['minitorch'] / best['sgemm']:7.2f}x" if "sgemm" in best else ""
-            cells = " ".join(f"{best[n] * 1e3:9.3f}" if n in best else f"{'-':>9}" for n in ("minitorch", "torch", "sgemm"))
-            ratio = f"{best['minitorch'] / best['torch']:7.2f}x" if "torch" in best else f"{'-':>8}"
-            print(f"{threads:>2} {label:<40} {cells} {ratio}{bound}", flush=True)
+            print_row(threads, label, 40, alternate(fns, REPEATS), ("minitorch", "torch", "sgemm"), 3)
 
 
 def main():
     per_thread_count(__file__, run_one, [
-        f"{'th':>2} {'case':<40} {'minitorch':>9} {'torch':>9} {'sgemm':>9} {'mt/torch':>8} {'mt/sgemm':>8}",
-        "(best time in ms over alternating repeats; mt/torch: minitorch's time over PyTorch's; mt/sgemm: over "
-        "OpenBLAS's sgemm of the case's whole im2col)"])
+        f"{'th':>2} {'case':<40} {'minitorch':>9} {'torch':>9} {'sgemm':>9} {'mt/torch':>8}",
+        "(best time in ms over alternating repeats; sgemm: the im2col-equivalent gemm's, forward only;",
+        "the last column is minitorch's time over PyTorch's)"])
 
 
 if __name__ == "__main__":

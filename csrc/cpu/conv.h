@@ -20,6 +20,19 @@ mt_conv_inside(int64_t off, int64_t stride, int64_t size, int64_t ow, int64_t *l
     *lo = *lo < *hi ? *lo : *hi;
 }
 
+/* The taps t in [*lo, *hi) of a kernel dimension of k taps that read inside the input (size
+ * long) at output o: o*stride + t*dil - pad in [0, size); the others read only padding. */
+static inline void
+mt_conv_taps_inside(int64_t o, int64_t stride, int64_t pad, int64_t dil, int64_t size, int64_t k,
+                    int64_t *lo, int64_t *hi)
+{
+    const int64_t first = o * stride - pad; /* where tap 0 reads */
+    *lo = first >= 0 ? 0 : (-first + dil - 1) / dil;
+    *hi = size - first <= 0 ? 0 : (size - first + dil - 1) / dil;
+    *hi = *hi < k ? *hi : k;
+    *lo = *lo < *hi ? *lo : *hi;
+}
+
 /* The gemm's view of a 3-D convolution (vol2col's col): kernel rows KD*KH, output rows OD*OH. */
 conv_geom mt_cpu_conv3_flat(const conv3_geom *g);
 

@@ -16,7 +16,8 @@
  * - the weight's gradient in float32 summed in registers, a tap at a time (wgrad_nhwc_item):
  *   OpenBLAS's AVX2 sgemm ran the gemm above at about half the rate of AVX-512 code.
  * - the convolution in float32 summed in registers (conv_nhwc_item): conv2d's forward, and its
- *   input gradient with unit strides (the convolution of grad_output with the flipped weight).
+ *   input gradient with unit strides (the convolution of grad_output with the flipped weight),
+ *   reading a zero-padded NHWC copy of the input where it has padding.
  * The checks and the geometry are the front end's (ops/conv_checks.c). */
 #include <limits.h>
 #include <string.h>
@@ -299,56 +300,108 @@ weight_direct_nhwc(const float *go, const float *x, float *gw, const conv3_geom 
 
 /* ---- the convolution itself, float32, NHWC (or NDHWC) in and out ----
  *
- *     out[n, oh, ow, o] = bias[o] + sum over taps t = (kh, kw) and channels c of o's group of
- *         x[n, oh*sh + kh*dh - ph, ow*sw + kw*dw - pw, c] * w[o, kh, kw, c]
+ *     out[n, od, oh, ow, o] = bias[o] + sum over taps t = (kd, kh, kw) and channels c of o's
+ *         group gi of w[o, kd, kh, kw, c] *
+ *         x[n, od*sd + kd*dd - pd, oh*sh + kh*dh - ph, ow*sw + kw*dw - pw, gi*C/G + c]
  *
- * (conv3d's NDHWC alike, with a depth tap kd: x[n, od*sd + kd*dd - pd, ...] * w[o, kd, kh, kw, c];
- * the kernel takes conv3d's plan, conv2d's being its depth slice with d = kd = od = 1).
- * A work item is xp output pixels by xv vectors of DW output channels, XACC vectors of sums: at
- * each tap and input channel it loads xv vectors of the weights (packed: a tap's and channel's
- * output channels side by side) and broadcasts the channel's value at each of its xp pixels (a
- * pixel whose input lies in the padding, or past the last, reads a row of zeros). xv is 4 (64
- * channels, 6 pixels: 10 loads for 24 multiply-adds) where a group has more than 32 output
- * channels, 2 (32 channels, 8 pixels) where it has 17 to 32, else 1 (16 channels, 8 pixels).
+ * (conv2d's is the depth slice: d = kd = od = 1.) The input is read from a zero-padded copy
+ * xpad (N, DP, HP, WP, C) (pad_nhwc; none where there is no padding), so every tap of every
+ * pixel reads memory: a pixel's taps lie at the same offsets off[r] from its first, with no edge
+ * case. The taps go in runs of adjacent values: with one group and dw = 1 a kernel row (kd, kh)
+ * is one run of KW*C (a first layer's 3 channels make a run of 9, not three of 3), otherwise
+ * each tap is a run of C/G.
+ * The simple loop (pixel_sums) sums one pixel's channels one at a time; it does the few pixels
+ * past the last whole block. The fast one (item_sums) sums a block of xp pixels by xv vectors of
+ * DW output channels in xp*xv registers: at each value of a run it loads xv vectors of weights
+ * (packed: a tap's and channel's output channels side by side) and broadcasts the value each of
+ * its xp pixels reads into xp*xv fused multiply-adds. xv is 4 (64 channels, 6 pixels: 10 loads
+ * for 24 multiply-adds) where a group has more than 32 output channels, 2 (32 channels, 8
+ * pixels) where it has 17 to 32, else 1 (16 channels, 8 pixels).
  * conv2d's input gradient with unit strides runs here as the convolution of grad_output with the
  * flipped weight (conv_backward.c). */
 
-#define XACC 24 /* most vectors of sums of an item: xp * xv */
-/* pixels of an item with one vector, and with two: 8 each (on a channels-last (8, 64, 56, 56)
+#define XACC 24 /* most vectors of sums of a block: xp * xv */
+/* pixels of a block with one vector, and with two: 8 each (on a channels-last (8, 64, 56, 56)
  * 3x3 with 4 groups 8.1-8.2 ms where 12 took 8.6-9.0, with 2 groups 11.3-11.6 where 12 took
  * 11.9-12.2, one thread; with 24 their pointers outnumber the registers) */
 #define XP1 8
 #define XP2 8
-/* Most floats of a kernel row's run (KW*C, one group) that a pixel at a row's edge copies, in
- * items of one vector of output channels: few input channels, whose runs are short, where the
- * taps one by one cost more than the copy (conv3d (8, 4, 16^3) with 16 3x3x3 filters: 3.6 ->
- * 2.4 ms; with 64 output channels, 6 pixels an item, the copies cost more than they saved: CIFAR's
- * first layer 1.7 -> 2.1 ms) */
-#define EDGE_RUN 64
+/* blocks of a work item: where a block's pixels are found is stepped from the one before (the
+ * divisions that find it from scratch cost a tenth of a block of 27 taps) */
+#define ITEM_BLOCKS 8
+/* Most bytes of the padded copy of the input: images go through a chunk at a time */
+#define NHWC_PAD_BYTES (8 << 20)
 
 typedef struct conv_nhwc {
     const conv3_geom *g3;
-    const conv_geom *g; /* g3's depth slice (its channels are g3->c) */
-    const float *x, *wp, *bias, *zeros; /* bias dense or NULL; zeros: a pixel's channels of 0 */
-    float *out;
-    int64_t c, cg, og, ogp, oblocks, xblocks; /* ogp: og rounded up to xv*DW */
-    int xv;
-    bool row_runs; /* one group, dw = 1: a kernel row's taps read adjacent pixels */
+    const conv_geom *g;               /* g3's depth slice (its channels are g3->c) */
+    const float *x, *wp, *biasp;      /* x: the chunk's xpad; biasp (G, ogp): bias or 0 */
+    const int64_t *off;               /* off[r]: run r's first value from a pixel's first tap's */
+    float *out;                       /* the chunk's first output */
+    int64_t c, cg, og, ogp, oblocks;  /* ogp: og rounded up to xv*DW */
+    int64_t dp, hp, wpd;              /* xpad's depth, height and width */
+    int64_t runs, run, kwr;           /* runs of a group's kernel, values of a run, runs of a
+                                       * kernel row (1 or KW) */
+    int64_t blocks;                   /* whole blocks of xp pixels in the chunk */
+    int xv, xp;
 } conv_nhwc;
 
-/* acc += the sums of one tap, or of a kernel row's taps side by side: nc channels of pixels
- * xr[0 .. xp), weights wt (nc rows of ogp) */
-static inline __attribute__((always_inline)) FUSED void
-tap_sums(const conv_nhwc *p, const float *const *xr, int64_t nc, const float *wt, vf *acc, int xv,
-         int xp)
+/* Where pixel px (n, od, oh, ow) of the chunk reads its tap (0, 0, 0) in xpad. */
+static inline int64_t
+pixel_at(const conv_nhwc *p, int64_t px)
 {
-    for (int64_t c = 0; c < nc; c++, wt += p->ogp) {
+    const conv3_geom *g3 = p->g3;
+    const conv_geom *g = p->g;
+    const int64_t ow = px % g->ow, r = px / g->ow, oh = r % g->oh, v = r / g->oh;
+    const int64_t od = v % g3->od, n = v / g3->od;
+    return (((n * p->dp + od * g3->sd) * p->hp + oh * g->sh) * p->wpd + ow * g->sw) * p->c;
+}
+
+/* The kernel rows that read the input at pixel px's output row: kd in [in[0], in[1]), kh in
+ * [in[2], in[3]); the others read only the padding (zeros), and are skipped (8% of the
+ * multiply-adds of a 3x3x3 kernel on 16x32x32 with padding 1). */
+static inline void
+rows_inside(const conv_nhwc *p, int64_t px, int64_t *in)
+{
+    const conv3_geom *g3 = p->g3;
+    const conv_geom *g = p->g;
+    const int64_t r = px / g->ow, oh = r % g->oh, od = r / g->oh % g3->od;
+    mt_conv_taps_inside(od, g3->sd, g3->pd, g3->dd, g3->d, g3->kd, &in[0], &in[1]);
+    mt_conv_taps_inside(oh, g->sh, g->ph, g->dh, g->h, g->kh, &in[2], &in[3]);
+}
+
+/* out[px] (OC) = bias + the sums of pixel px of the chunk, channel by channel: the simple loop.
+ * The packed weights wp (G, runs, run, ogp) hold w[o, tap, c] at [gi][r][c of the run][o % og]. */
+static void
+pixel_sums(const conv_nhwc *p, int64_t px)
+{
+    const float *xq = p->x + pixel_at(p, px);
+    for (int64_t o = 0; o < p->g->oc; o++) {
+        const int64_t gi = o / p->og;
+        const float *wo = p->wp + gi * p->runs * p->run * p->ogp + o % p->og;
+        float s = p->biasp[gi * p->ogp + o % p->og];
+        for (int64_t r = 0; r < p->runs; r++) {
+            for (int64_t c = 0; c < p->run; c++) {
+                s += xq[p->off[r] + gi * p->cg + c] * wo[(r * p->run + c) * p->ogp];
+            }
+        }
+        p->out[px * p->g->oc + o] = s;
+    }
+}
+
+/* acc += the sums of one run: nc values from xq[q] + off for the xp pixels q, weights wt (nc
+ * rows of ogp, from the block's first channel) */
+static inline __attribute__((always_inline)) FUSED void
+run_sums(const float *const *xq, int64_t off, int64_t nc, const float *wt, int64_t ogp, vf *acc,
+         int xv, int xp)
+{
+    for (int64_t c = 0; c < nc; c++, wt += ogp) {
         vf wv[4];
         for (int v = 0; v < xv; v++) {
             memcpy(&wv[v], wt + v * DW, sizeof(vf));
         }
         for (int q = 0; q < xp; q++) {
-            const float b = xr[q][c];
+            const float b = xq[q][off + c];
             for (int v = 0; v < xv; v++) {
                 acc[q * xv + v] += b * wv[v];
             }
@@ -356,89 +409,52 @@ tap_sums(const conv_nhwc *p, const float *const *xr, int64_t nc, const float *wt
     }
 }
 
-/* Work item `item`: output pixels xp*xb .. xp*xb + xp - 1 of the N*OD*OH*OW, row after row (a
- * block runs on into the next row, so that narrow rows fill it), group gi, output channels
- * xv*DW*ob .. of it. xv and xp are constants where it is inlined. */
+/* out (xp pixels, OC) from the block's first = the sums of its pixels, whose taps (0, 0, 0) in
+ * group gi's channels are xq[0 .. xp), for xv vectors of channels from o0 of the group, over
+ * the kernel rows kd in [k[0], k[1]), kh in [k[2], k[3]) (the others read only padding). xv and
+ * xp are constants where it is inlined. */
 static inline __attribute__((always_inline)) FUSED void
-item_sums(const conv_nhwc *p, int64_t item, int xv, int xp)
+block_sums(const conv_nhwc *p, const float *const *xq, const int64_t *k, int64_t gi, int64_t o0,
+           float *out, int xv, int xp)
 {
-    const conv3_geom *g3 = p->g3;
     const conv_geom *g = p->g;
-    const int64_t ob = item % p->oblocks, gi = item / p->oblocks % g->groups;
-    const int64_t px0 = item / (p->oblocks * g->groups) * xp, npix = g->n * g3->od * g->oh * g->ow;
-    const int64_t npx = npix - px0 < xp ? npix - px0 : xp;
-    const int64_t o0 = ob * xv * DW, no = p->og - o0 < xv * DW ? p->og - o0 : xv * DW;
+    const int64_t no = p->og - o0 < xv * DW ? p->og - o0 : xv * DW;
     vf acc[XACC];
+    /* every loop over the sums fully unrolled: with constant indices acc stays in registers (a
+     * loop GCC left rolled spilled acc to the stack, and copied it through there into out: a
+     * third of CIFAR's first layer's time went outside the multiply-adds) */
+#pragma GCC unroll 4
     for (int v = 0; v < xv; v++) {
-        vf b = {0};
-        for (int l = 0; l < DW && p->bias; l++) {
-            b[l] = v * DW + l < no ? p->bias[gi * p->og + o0 + v * DW + l] : 0.0f;
-        }
+        vf b;
+        memcpy(&b, p->biasp + gi * p->ogp + o0 + v * DW, sizeof(vf));
+#pragma GCC unroll 8
         for (int q = 0; q < xp; q++) {
             acc[q * xv + v] = b;
         }
     }
-    /* a pixel's input at tap (0, 0, 0), its volume's first depth slice */
-    int64_t id0[XACC], ih0[XACC], iw0[XACC], base[XACC];
-    float edge[XACC][EDGE_RUN]; /* the runs of pixels at a row's edges */
-    for (int q = 0; q < xp; q++) {
-        const int64_t px = q < npx ? px0 + q : px0, r = px / g->ow, v = r / g->oh;
-        /* a pixel past the last reads slices before the volume at every tap: zeros */
-        id0[q] = q < npx ? v % g3->od * g3->sd - g3->pd : -g3->d - 1 - (g3->kd - 1) * g3->dd;
-        ih0[q] = r % g->oh * g->sh - g->ph;
-        iw0[q] = px % g->ow * g->sw - g->pw;
-        base[q] = v / g3->od * g3->d;
+    const float *wk = p->wp + gi * p->runs * p->run * p->ogp + o0;
+    for (int64_t kd = k[0]; kd < k[1]; kd++) { /* the kernel rows that read the input */
+        const int64_t r1 = (kd * p->g->kh + k[3]) * p->kwr;
+        for (int64_t r = (kd * p->g->kh + k[2]) * p->kwr; r < r1; r++) {
+            run_sums(xq, p->off[r], p->run, wk + r * p->run * p->ogp, p->ogp, acc, xv, xp);
+        }
     }
-    for (int64_t kr = 0; kr < g3->kd * g->kh; kr++) { /* kernel rows (kd, kh) */
-        const int64_t kd = kr / g->kh, kh = kr % g->kh;
-        const float *wk = p->wp + (gi * g3->kd * g->kh + kr) * g->kw * p->cg * p->ogp + o0;
-        const float *xr[XACC], *rows[XACC]; /* rows: a pixel's input row, NULL in the padding */
-        /* with one group and no width dilation, a pixel's kernel row reads KW*C adjacent
-         * values: one run of channels for the row, where each pixel reads all of it or none
-         * (a first layer's 3 channels then make a run of 9, not 3) */
-        bool row = p->row_runs;
+    /* the sums of the channels that exist into out, a vector at a time from their registers */
+    if (no == xv * DW) {
+#pragma GCC unroll 8
         for (int q = 0; q < xp; q++) {
-            const int64_t id = id0[q] + kd * g3->dd, ih = ih0[q] + kh * g->dh, iw = iw0[q];
-            const bool rin = id >= 0 && id < g3->d && ih >= 0 && ih < g->h;
-            rows[q] = rin ? p->x + ((base[q] + id) * g->h + ih) * g->w * p->c : NULL;
-            const bool in = rin && iw >= 0 && iw + g->kw <= g->w;
-            if (rin && !in && row && xv == 1 && g->kw * p->c <= EDGE_RUN) {
-                /* a pixel at the row's left or right edge: its run copied, zeros for the taps in
-                 * the padding, so that the row's pixels still go as runs */
-                for (int64_t j = 0; j < g->kw; j++) {
-                    float *at = edge[q] + j * p->c;
-                    if (iw + j >= 0 && iw + j < g->w) {
-                        memcpy(at, rows[q] + (iw + j) * p->c, (size_t)p->c * sizeof(float));
-                    } else {
-                        memset(at, 0, (size_t)p->c * sizeof(float));
-                    }
-                }
-                xr[q] = edge[q];
-                continue;
+#pragma GCC unroll 4
+            for (int v = 0; v < xv; v++) {
+                memcpy(out + q * g->oc + gi * p->og + o0 + v * DW, &acc[q * xv + v], sizeof(vf));
             }
-            row = row && (in || !rin);
-            xr[q] = in ? rows[q] + iw * p->c : p->zeros;
         }
-        if (row) {
-            tap_sums(p, xr, g->kw * p->cg, wk, acc, xv, xp);
-            continue;
-        }
-        for (int64_t kw = 0; kw < g->kw; kw++) {
-            for (int q = 0; q < xp; q++) {
-                const int64_t iw = iw0[q] + kw * g->dw;
-                const bool in = rows[q] && iw >= 0 && iw < g->w;
-                xr[q] = in ? rows[q] + iw * p->c + gi * p->cg : p->zeros;
-            }
-            tap_sums(p, xr, p->cg, wk + kw * p->cg * p->ogp, acc, xv, xp);
-        }
+        return;
     }
-    /* the sums of the pixels and channels that exist into out, a vector at a time from their
-     * registers (constant indices: acc stays in them; copied through an array of sums, GCC
-     * spilled acc and moved the array by rep movsq, and each pixel's run was a memcpy call: a
-     * tenth of CIFAR's first layer's time) */
-    for (int q = 0; q < xp; q++) {
-        for (int v = 0; v < xv && q < npx; v++) {
-            float *o = p->out + (px0 + q) * g->oc + gi * p->og + o0 + v * DW;
+#pragma GCC unroll 8
+    for (int q = 0; q < xp; q++) { /* a group's last channels, which fill part of a block */
+#pragma GCC unroll 4
+        for (int v = 0; v < xv; v++) {
+            float *o = out + q * g->oc + gi * p->og + o0 + v * DW;
             const int64_t left = no - v * DW; /* the channels of this vector that exist */
             if (left >= DW) {
                 memcpy(o, &acc[q * xv + v], sizeof(vf));
@@ -448,6 +464,39 @@ item_sums(const conv_nhwc *p, int64_t item, int xv, int xp)
                 memcpy(o, sums, (size_t)left * sizeof(float));
             }
         }
+    }
+}
+
+/* Work item `item`: blocks ITEM_BLOCKS*ib .. of xp pixels each, row after row of the chunk's
+ * output (a block runs on into the next row, so that narrow rows fill it), group gi, output
+ * channels xv*DW*ob .. of it. */
+static inline __attribute__((always_inline)) FUSED void
+item_sums(const conv_nhwc *p, int64_t item, int xv, int xp)
+{
+    const conv_geom *g = p->g;
+    const int64_t ob = item % p->oblocks, gi = item / p->oblocks % g->groups;
+    const int64_t b0 = item / (p->oblocks * g->groups) * ITEM_BLOCKS;
+    const int64_t b1 = b0 + ITEM_BLOCKS < p->blocks ? b0 + ITEM_BLOCKS : p->blocks;
+    int64_t px = b0 * xp, ow = px % g->ow, at = pixel_at(p, px), in[4];
+    rows_inside(p, px, in);
+    for (int64_t b = b0; b < b1; b++) {
+        const float *xq[XACC];
+        int64_t k[4] = {in[0], in[1], in[2], in[3]}; /* the rows of the block's output rows */
+        for (int q = 0; q < xp; q++) { /* the next pixel of a row: sw pixels on in xpad */
+            xq[q] = p->x + at + gi * p->cg;
+            px++;
+            if (++ow < g->ow) {
+                at += g->sw * p->c;
+                continue;
+            }
+            ow = 0;
+            at = pixel_at(p, px);
+            rows_inside(p, px, in);
+            for (int i = 0; i < 4 && q + 1 < xp; i++) { /* a block on two rows: both rows' */
+                k[i] = i % 2 ? (in[i] > k[i] ? in[i] : k[i]) : (in[i] < k[i] ? in[i] : k[i]);
+            }
+        }
+        block_sums(p, xq, k, gi, ob * xv * DW, p->out + b * xp * g->oc, xv, xp);
     }
 }
 
@@ -509,39 +558,120 @@ pack_weight(const float *w, float *wp, const conv_nhwc *p, bool flip)
     }
 }
 
+/* off[r] = where run r reads in xpad from a pixel's tap (0, 0, 0): kernel rows (kd, kh) of KW*C
+ * values (one group, dw = 1), or taps (kd, kh, kw) of C/G */
+static void
+run_offsets(conv_nhwc *p, int64_t *off)
+{
+    const conv3_geom *g3 = p->g3;
+    const conv_geom *g = p->g;
+    const bool rows = g->groups == 1 && g->dw == 1;
+    const int64_t kw = rows ? 1 : g->kw;
+    p->kwr = kw;
+    p->runs = g3->kd * g->kh * kw;
+    p->run = rows ? g->kw * p->c : p->cg;
+    for (int64_t r = 0; r < p->runs; r++) {
+        const int64_t j = r % kw, i = r / kw % g->kh, k = r / (kw * g->kh);
+        off[r] = ((k * g3->dd * p->hp + i * g->dh) * p->wpd + j * g->dw) * p->c;
+    }
+}
+
+// xpad (nimg, DP, HP, WP, C) = images [n0, n0 + nimg) of x (N, D, H, W, C) with pd, ph, pw
+// zeros before each dimension and zeros after it up to DP, HP, WP
+static void
+pad_nhwc(const float *x, float *xpad, int64_t n0, int64_t nimg, const conv_nhwc *p)
+{
+    const conv3_geom *g3 = p->g3;
+    const conv_geom *g = p->g;
+    const int64_t rows = nimg * p->dp * p->hp, c = p->c;
+    const int parts = mt_parallel_parts(rows * p->wpd * c, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t n = n0 + r / (p->dp * p->hp), id = r / p->hp % p->dp - g3->pd;
+        const int64_t ih = r % p->hp - g->ph;
+        float *dst = xpad + r * p->wpd * c;
+        if (id < 0 || id >= g3->d || ih < 0 || ih >= g->h) {
+            memset(dst, 0, (size_t)(p->wpd * c) * sizeof(float));
+            continue;
+        }
+        memset(dst, 0, (size_t)(g->pw * c) * sizeof(float));
+        memcpy(dst + g->pw * c, x + ((n * g3->d + id) * g->h + ih) * g->w * c,
+               (size_t)(g->w * c) * sizeof(float));
+        memset(dst + (g->pw + g->w) * c, 0, (size_t)((p->wpd - g->pw - g->w) * c) * sizeof(float));
+    }
+}
+
+/* The extent of xpad along one dimension: the input and its padding, at least what the last
+ * output's last tap reads. */
+static int64_t
+padded(int64_t size, int64_t pad, int64_t out, int64_t stride, int64_t k, int64_t dil)
+{
+    const int64_t need = (out - 1) * stride + (k - 1) * dil + 1;
+    return size + 2 * pad > need ? size + 2 * pad : need;
+}
+
+// out (N, OD, OH, OW, OC) = conv(x (N, D, H, W, C), w) + bias (OC) or none: images a chunk
+// at a time, each chunk padded into xpad, then its whole blocks of pixels by item_sums (split
+// among the threads) and its last pixels by pixel_sums
 static mt_status
 conv_ndhwc(const float *x, const float *w, const float *bias, float *out, bool flip,
            const conv3_geom *g3)
 {
     const conv_geom *g = &g3->hw;
-    conv_nhwc p = {.g3 = g3, .g = g, .x = x, .bias = bias, .out = out, .c = g3->c};
+    conv_nhwc p = {.g3 = g3, .g = g, .c = g3->c};
     p.cg = g3->c / g->groups;
     p.og = g->oc / g->groups;
     p.xv = p.og > 2 * DW ? 4 : p.og > DW ? 2 : 1;
+    p.xp = p.xv == 1 ? XP1 : p.xv == 2 ? XP2 : XACC / p.xv;
     p.ogp = (p.og + p.xv * DW - 1) / (p.xv * DW) * (p.xv * DW);
     p.oblocks = p.ogp / (p.xv * DW);
-    const int64_t px = p.xv == 1 ? XP1 : p.xv == 2 ? XP2 : XACC / p.xv;
-    p.xblocks = (g->n * g3->od * g->oh * g->ow + px - 1) / px;
+    p.dp = padded(g3->d, g3->pd, g3->od, g3->sd, g3->kd, g3->dd);
+    p.hp = padded(g->h, g->ph, g->oh, g->sh, g->kh, g->dh);
+    p.wpd = padded(g->w, g->pw, g->ow, g->sw, g->kw, g->dw);
+    const bool pad = p.dp != g3->d || p.hp != g->h || p.wpd != g->w;
     const int64_t taps = g3->kd * g->kh * g->kw, np = g->groups * taps * p.cg * p.ogp;
-    mt_tensor *packed = NULL;
-    int64_t numel = np + g->kw * p.cg; /* the packed weights, then a kernel row of zeros */
-    mt_status st = mt_tensor_empty(1, &numel, MT_FLOAT32, MT_DEVICE_CPU, &packed);
+    const int64_t nb = g->groups * p.ogp;
+    const int64_t image = p.dp * p.hp * p.wpd * p.c, pixels = g3->od * g->oh * g->ow;
+    int64_t chunk = pad ? NHWC_PAD_BYTES / (image * (int64_t)sizeof(float) + 1) : g->n;
+    chunk = chunk < 1 ? 1 : chunk > g->n ? g->n : chunk;
+    /* the packed weights, the bias, the offsets (int64, two floats each), then xpad; np and nb
+     * are multiples of DW, so the offsets are 8-byte aligned */
+    int64_t numel = np + nb + 2 * taps + (pad ? chunk * image : 0);
+    mt_tensor *scratch = NULL;
+    mt_status st = mt_tensor_empty(1, &numel, MT_FLOAT32, MT_DEVICE_CPU, &scratch);
     if (st) {
         return st;
     }
-    float *wp = (float *)mt_tensor_data(packed);
+    float *wp = (float *)mt_tensor_data(scratch), *biasp = wp + np, *xpad = biasp + nb + 2 * taps;
+    int64_t *off = (int64_t *)(biasp + nb);
     pack_weight(w, wp, &p, flip);
-    memset(wp + np, 0, (size_t)(g->kw * p.cg) * sizeof(float));
-    p.row_runs = g->groups == 1 && g->dw == 1;
-    p.wp = wp;
-    p.zeros = wp + np;
-    const int64_t items = p.xblocks * g->groups * p.oblocks;
-    const int parts = mt_parallel_parts(items * XACC * DW * taps * p.cg, 65536);
-#pragma omp parallel for num_threads(parts) schedule(static)
-    for (int64_t i = 0; i < items; i++) {
-        conv_nhwc_item(&p, i);
+    for (int64_t o = 0; o < nb; o++) {
+        const int64_t gi = o / p.ogp, oo = o % p.ogp;
+        biasp[o] = bias && oo < p.og ? bias[gi * p.og + oo] : 0.0f;
     }
-    mt_tensor_clear(&packed);
+    run_offsets(&p, off);
+    p.wp = wp;
+    p.biasp = biasp;
+    p.off = off;
+    for (int64_t n0 = 0; n0 < g->n; n0 += chunk) {
+        const int64_t nimg = g->n - n0 < chunk ? g->n - n0 : chunk, npix = nimg * pixels;
+        if (pad) {
+            pad_nhwc(x, xpad, n0, nimg, &p);
+        }
+        p.x = pad ? xpad : x + n0 * image;
+        p.out = out + n0 * pixels * g->oc;
+        p.blocks = npix / p.xp;
+        const int64_t items = (p.blocks + ITEM_BLOCKS - 1) / ITEM_BLOCKS * g->groups * p.oblocks;
+        const int parts = mt_parallel_parts(items * ITEM_BLOCKS * XACC * DW * taps * p.cg, 65536);
+#pragma omp parallel for num_threads(parts) schedule(static)
+        for (int64_t i = 0; i < items; i++) {
+            conv_nhwc_item(&p, i);
+        }
+        for (int64_t px = p.blocks * p.xp; px < npix; px++) {
+            pixel_sums(&p, px);
+        }
+    }
+    mt_tensor_clear(&scratch);
     return MT_OK;
 }
 

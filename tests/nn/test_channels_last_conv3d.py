@@ -1,6 +1,6 @@
 """conv3d on channels-last-3d tensors (issue 21): the CPU writes NDHWC as it is stated (cpu/
-conv_nhwc.c's register kernel, reading NDHWC as it lies, where conv_direct.c's does not suit and a
-group has 12-16 or 24 and more output channels; else conv_direct.c's, from an NCDHW copy), and
+conv_nhwc.c's register kernel, reading NDHWC as it lies, where a group has 12-16 or 24 and more
+output channels; else conv_direct.c's, from an NCDHW copy), and
 its gradients, whose input gradient with unit strides is itself such a conv3d. Values and the gradients of input, weight and bias must equal NumPy's float64
 ones and PyTorch's, keep PyTorch's strides (channels-last-3d where oneDNN runs), and equal minitorch's own row-major
 results; strides, padding, dilation, groups, odd sizes, partial blocks of pixels and channels, a

@@ -63,6 +63,13 @@ CONV_CASES = [
     ((2, 8, 7, 6), (12, 4, 3, 3), 1, 1, 1, 2, False),
     ((1, 64, 40, 40), (16, 64, 3, 3), 1, 1, 1, 1, True),
     ((1, 64, 7, 13), (64, 32, 3, 3), 1, 1, 1, 2, True),  # 2 groups of 32: blocks of 8 pixels
+    # conv_nhwc.c's register kernel from its padded copy: 64 channels in blocks of 6 pixels with
+    # a few left to its simple loop; 2 groups with strides and dilation; runs of one tap (dw = 2);
+    # images padded one at a time (each padded copy over 4 MiB, so two chunks)
+    ((3, 3, 13, 11), (64, 3, 3, 3), 1, 1, 1, 1, True),
+    ((2, 64, 9, 11), (64, 32, 3, 3), 2, 2, 2, 2, True),
+    ((2, 3, 13, 11), (48, 3, 3, 3), 1, 2, 2, 1, False),
+    ((2, 260, 64, 64), (12, 260, 1, 1), 1, 1, 1, 1, True),
 ]
 
 
