@@ -31,12 +31,26 @@ CASES = {
  "argmax dim1": lambda l, d: d["A"].argmax(1),
  "max dim0": lambda l, d: d["A"].max(0),
  "amax dim1": lambda l, d: d["A"].amax(1),
+ # many short rows (issue 21): 64k rows of 16 floats and 20k of 50, reduced along the row (the
+ # last dim), and (4096, 16, 16) along its middle dim
+ "sum rows16": lambda l, d: d["S16"].sum(1),
+ "sum rows50": lambda l, d: d["S50"].sum(1),
+ "mean rows16": lambda l, d: d["S16"].mean(-1),
+ "amax rows16": lambda l, d: d["S16"].amax(1),
+ "amax rows50": lambda l, d: d["S50"].amax(1),
+ "amin rows50": lambda l, d: d["S50"].amin(1),
+ "amax mid16": lambda l, d: d["S16"].view(4096, 16, 16).amax(1),
+ "max rows16": lambda l, d: d["S16"].max(1),
+ "max rows50": lambda l, d: d["S50"].max(1),
+ "max mid16": lambda l, d: d["S16"].view(4096, 16, 16).max(1),
+ "argmax rows50": lambda l, d: d["S50"].argmax(1),
  "softmax dim0": lambda l, d: l.softmax(d["A"], 0),
  "softmax dim1": lambda l, d: l.softmax(d["A"], 1),
  "log_softmax dim1": lambda l, d: l.log_softmax(d["A"], 1),
  "transpose contig": lambda l, d: d["A"].t().contiguous(),
  "permute 4d contig": lambda l, d: d["X4"].permute(0, 2, 3, 1).contiguous(),
  "index_select": lambda l, d: l.index_select(d["A"], 0, d["IDX"]),
+ "index_select 1d": lambda l, d: l.index_select(d["V"], 0, d["IDX"]),
  "gather": lambda l, d: l.gather(d["A"], 1, d["G"]),
  "scatter_add": lambda l, d: l.zeros(512, 512).scatter_add_(1, d["G"], d["A"]),
  "index_add": lambda l, d: l.zeros(512, 512).index_add_(0, d["IDX"][:512], d["A"]),
@@ -59,6 +73,7 @@ CASES = {
  "bool any": lambda l, d: (d["V"] > 3).any(),
  "to float64": lambda l, d: d["V"].double(),
  "to int64": lambda l, d: d["V"].long(),
+ "f64 to half": lambda l, d: d["D"].half(),
  "cat dim0": lambda l, d: l.cat([d["A"], d["A"], d["A"]], 0),
  "cat dim1": lambda l, d: l.cat([d["A"], d["A"], d["A"]], 1),
  "stack": lambda l, d: l.stack([d["A"], d["A"]], 0),
@@ -226,9 +241,18 @@ NUMPY = {
     "norm all": lambda d: np.linalg.norm(d["V"]),
     "argmax dim1": lambda d: d["A"].argmax(1),
     "amax dim1": lambda d: d["A"].max(1),
+    "sum rows16": lambda d: d["S16"].sum(1),
+    "sum rows50": lambda d: d["S50"].sum(1),
+    "mean rows16": lambda d: d["S16"].mean(-1),
+    "amax rows16": lambda d: d["S16"].max(1),
+    "amax rows50": lambda d: d["S50"].max(1),
+    "amin rows50": lambda d: d["S50"].min(1),
+    "amax mid16": lambda d: d["S16"].reshape(4096, 16, 16).max(1),
+    "argmax rows50": lambda d: d["S50"].argmax(1),
     "transpose contig": lambda d: np.ascontiguousarray(d["A"].T),
     "permute 4d contig": lambda d: np.ascontiguousarray(d["X4"].transpose(0, 2, 3, 1)),
     "index_select": lambda d: np.take(d["A"], d["IDX"], 0),
+    "index_select 1d": lambda d: np.take(d["V"], d["IDX"]),
     "gather": lambda d: np.take_along_axis(d["A"], d["G"], 1),
     "advanced idx": lambda d: d["A"][d["IDX"]],
     "mask select": lambda d: d["V"][d["V"] > 0],
@@ -245,6 +269,7 @@ NUMPY = {
     "eq": lambda d: d["V"] == np.float32(0.5),
     "to float64": lambda d: d["V"].astype(np.float64),
     "to int64": lambda d: d["V"].astype(np.int64),
+    "f64 to half": lambda d: d["D"].astype(np.float16),
     "cat dim0": lambda d: np.concatenate([d["A"]] * 3, 0),
     "cat dim1": lambda d: np.concatenate([d["A"]] * 3, 1),
     "stack": lambda d: np.stack([d["A"], d["A"]], 0),
@@ -302,6 +327,9 @@ def data(lib, seed=0):
     arrays["F4Z"] = arrays["F4C"].astype(np.complex128)
     arrays["R1"] = rng.standard_normal((1024, 1024)).astype(np.float32)  # the reductions' inputs
     arrays["R16"] = rng.standard_normal((4096, 4096)).astype(np.float32)
+    arrays["S16"] = rng.standard_normal((1 << 16, 16)).astype(np.float32)  # short rows
+    arrays["S50"] = rng.standard_normal((20000, 50)).astype(np.float32)
+    arrays["D"] = rng.standard_normal(1 << 20)  # float64
     return arrays if lib is None else {k: lib.tensor(v) for k, v in arrays.items()}
 
 

@@ -232,6 +232,31 @@ f16c_f16_to_f32(char **data, const int64_t *strides, int64_t n, void *ctx)
     }
 }
 
+// out (n) float16 = in (n) float64, any strides, rounded through float32 as PyTorch's (c10's Half
+// of a double is the Half of its float); 8 a pair of instructions where both are contiguous
+// (through via_f32's float32 buffer, a store and a reload a block, 1M took 1.48x PyTorch's time)
+MT_F16C static void
+f16c_f64_to_f16(char **data, const int64_t *strides, int64_t n, void *ctx)
+{
+    (void)ctx;
+    int64_t i = 0;
+    if (strides[0] == 2 && strides[1] == 8) {
+        const double *x = (const double *)data[1];
+        for (; i + 8 <= n; i += 8) {
+            const __m256 v = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(x + i + 4)),
+                                             _mm256_cvtpd_ps(_mm256_loadu_pd(x + i)));
+            _mm_storeu_si128((__m128i *)(data[0] + 2 * i),
+                             _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+        }
+    }
+    for (; i < n; i++) {
+        double v;
+        memcpy(&v, data[1] + i * strides[1], sizeof(v));
+        const uint16_t h = (uint16_t)_cvtss_sh((float)v, _MM_FROUND_TO_NEAREST_INT);
+        memcpy(data[0] + i * strides[0], &h, sizeof(h));
+    }
+}
+
 static bool
 have_f16c(void)
 {
@@ -293,6 +318,9 @@ cast_loop(mt_dtype to, mt_dtype from, via_ctx *via)
     if ((to == MT_FLOAT16 || from == MT_FLOAT16) && have_f16c()) {
         via->to_f32 = from == MT_FLOAT16 ? f16c_f16_to_f32 : real_cast_loop(MT_FLOAT32, from);
         via->from_f32 = to == MT_FLOAT16 ? f16c_f32_to_f16 : real_cast_loop(to, MT_FLOAT32);
+        if (to == MT_FLOAT16 && from == MT_FLOAT64) {
+            return f16c_f64_to_f16;
+        }
         return to == MT_FLOAT32 ? via->to_f32 : from == MT_FLOAT32 ? via->from_f32 : via_f32;
     }
 #endif

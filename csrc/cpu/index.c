@@ -262,23 +262,49 @@ typedef struct offset_ctx {
     int64_t bad_index;
 } offset_ctx;
 
-// pos (B), idx (broadcast to B); pos += wrap(idx) * step, a negative index counting from the end
-#define OFFSET_LOOP(name, T)                                                    \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
-    {                                                                           \
-        offset_ctx *c = ctx;                                                    \
-        for (int64_t i = 0; i < n && !c->bad; i++) {                            \
-            int64_t j = (int64_t)MT_AT(T, 1, i);                                \
-            if (j < -c->size || j >= c->size) {                                 \
-                c->bad = true;                                                  \
-                c->bad_index = j;                                               \
-                return;                                                         \
-            }                                                                   \
-            MT_AT(int64_t, 0, i) += (j < 0 ? j + c->size : j) * c->step;        \
-        }                                                                       \
+// pos (B), idx (broadcast to B); pos = wrap(idx) * step, or pos += it (ADD: the dims after the
+// first), a negative index counting from the end; the first index outside [-size, size) stops
+// the loop and is recorded. A contiguous run is converted by a loop the compiler vectorises,
+// which checks it by an unsigned max of idx + size (in range: under 2 size); only a run that
+// holds a bad index is walked again, to find it (a check and a branch an element, after a fill
+// of pos with zeros, took index_select of 4096 from a vector twice PyTorch's time)
+#define OFFSET_LOOP(name, T, ADD)                                                              \
+    MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                          \
+        offset_ctx *c = ctx;                                                                   \
+        const int64_t size = c->size, step = c->step;                                          \
+        if (c->bad) {                                                                          \
+            return;                                                                            \
+        }                                                                                      \
+        if (strides[0] == sizeof(int64_t) && strides[1] == sizeof(T)) {                        \
+            int64_t *restrict pos = (int64_t *)data[0];                                        \
+            const T *restrict idx = (const T *)data[1];                                        \
+            uint64_t top = 0;                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                                  \
+                const int64_t j = (int64_t)idx[i];                                             \
+                const uint64_t u = (uint64_t)j + (uint64_t)size;                               \
+                top = u > top ? u : top;                                                       \
+                pos[i] = (ADD ? pos[i] : 0) + (j < 0 ? j + size : j) * step;                   \
+            }                                                                                  \
+            if (top < 2 * (uint64_t)size || n == 0) {                                          \
+                return;                                                                        \
+            }                                                                                  \
+        }                                                                                      \
+        for (int64_t i = 0; i < n; i++) { /* a strided run, or one holding a bad index */      \
+            const int64_t j = (int64_t)MT_AT(T, 1, i);                                         \
+            if (j < -size || j >= size) {                                                      \
+                c->bad = true;                                                                 \
+                c->bad_index = j;                                                              \
+                return;                                                                        \
+            }                                                                                  \
+            MT_AT(int64_t, 0, i) = (ADD ? MT_AT(int64_t, 0, i) : 0) +                          \
+                                   (j < 0 ? j + size : j) * step;                              \
+        }                                                                                      \
     }
-OFFSET_LOOP(offset_i32, int32_t)
-OFFSET_LOOP(offset_i64, int64_t)
+OFFSET_LOOP(offset_i32, int32_t, false)
+OFFSET_LOOP(offset_i64, int64_t, false)
+OFFSET_LOOP(add_offset_i32, int32_t, true)
+OFFSET_LOOP(add_offset_i64, int64_t, true)
 
 /* The CPU's mt_index_offsets_fn (ops/index_plan.h). */
 static mt_status
@@ -288,8 +314,8 @@ offsets(mt_tensor *self, mt_tensor *const *idx, int nb, const int64_t *b, mt_ten
     if (st) {
         return st;
     }
-    mt_cpu_fill(*out, mt_scalar_int(0));
     int64_t width = (int64_t)mt_dtype_size(self->dtype);
+    bool first = true; /* the first indexed dim sets every position, the others add to it */
     for (int d = 0; d < self->ndim && st == MT_OK; d++) {
         if (idx[d] == NULL) {
             continue;
@@ -300,10 +326,19 @@ offsets(mt_tensor *self, mt_tensor *const *idx, int nb, const int64_t *b, mt_ten
         if ((st = mt_iter_build(&it, nb, b, ops, 2))) {
             break;
         }
-        mt_iter_run(&it, idx[d]->dtype == MT_INT32 ? offset_i32 : offset_i64, &c);
+        const bool i32 = idx[d]->dtype == MT_INT32;
+        mt_iter_run(&it,
+                    first ? (i32 ? offset_i32 : offset_i64)
+                    : i32 ? add_offset_i32
+                          : add_offset_i64,
+                    &c);
+        first = false;
         if (c.bad) {
             st = mt_fail_index_bounds(c.bad_index, d, c.size, MT_EINDEX);
         }
+    }
+    if (first && st == MT_OK) { /* no dim indexed: every position is 0 */
+        mt_cpu_fill(*out, mt_scalar_int(0));
     }
     if (st) {
         mt_tensor_clear(out);

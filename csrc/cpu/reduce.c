@@ -3,12 +3,14 @@
  * The accumulator is viewed with stride 0 along reduced dims, so the shared iterator walks the
  * input once and the inner loop accumulates. Float products and norms accumulate in double,
  * integer sums and products in int64; a contiguous run of floats is summed in its own dtype by
- * a cascade (below) and added to a double; amax and amin keep the input dtype. Reductions that
- * need a whole row at once (max with indices, var, softmax, ...) are in reduce_dim.c. */
+ * a cascade (cascade.h) and added to a double; amax and amin keep the input dtype. The two-pass
+ * reductions (var, std, logsumexp) are in reduce_two_pass.c, on the accumulators below; those
+ * that need a whole row at once (max with indices, softmax, ...) in reduce_dim.c. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include "cpu/cascade.h"
 #include "cpu/copy.h"
 #include "cpu/iter.h"
 #include "cpu/loops.h"
@@ -22,117 +24,6 @@ typedef struct reduce_ctx {
     double p;     /* the norm's order */
     int64_t cols; /* the columns a column loop (below) sums at a call */
 } reduce_ctx;
-
-/* ---- the float sum of a contiguous run: a cascade, as PyTorch's (SumKernel.cpp) ----
- *
- * Why float and not double: converting each float32 to double halves the elements an add takes
- * (8 doubles a 512-bit vector against 16 floats) and adds a conversion, and the sum of a row of
- * 512 took 1.3-1.6x PyTorch's time. A float running sum would lose accuracy instead: its error
- * grows with the number of terms. The cascade keeps both. CASCADE_ILP vectors of partial sums
- * add the run a block at a time (independent chains, so the adds overlap); every `step` blocks
- * those sums go up a level, where `step` such sums are added, and so on up CASCADE_LEVELS
- * levels, so that only sums of about as many terms meet. The error then grows like that of a
- * pairwise sum (with the number of levels, not of terms): PyTorch's accuracy, at float's speed.
- * tests/ops/test_reduce_kernels.py holds it to no more than twice PyTorch's error against a
- * float64 reference, on runs up to 16M. Double runs take the same path (their vectors hold 8). */
-#define CASCADE_VEC 64    /* bytes of a vector: one AVX-512 register, two AVX2 or four SSE ones */
-#define CASCADE_ILP 4     /* vectors of partial sums side by side: a block is ILP vectors */
-#define CASCADE_LEVELS 4  /* l0, l1, l2 and top in CASCADE_SUM (PyTorch's count) */
-#define CASCADE_MIN_SHIFT 4 /* a level adds at least 2^4 sums of the one below */
-
-/* The first index past a span of `span` from b, at most end. */
-#define SPAN_END(b, span, end) ((end) - (b) < (span) ? (end) : (b) + (span))
-
-// x (n) contiguous; returns the sum of TERM(x) in T: blocks of CASCADE_ILP vectors (W lanes
-// each) into the level-0 vectors, each level's vectors added into the next one's every `step` of
-// its units (2^shift of them; the top level takes the rest); then the tail (whole vectors, then
-// the last elements in a vector padded with zeros, whose terms are zero) and a fold of the lanes
-// in halves. TERM maps a vector of elements to their terms (CASCADE_TERM_* below). Forced
-// inline, so the SIMD clone that calls it (loops.h) compiles it for its own instruction set.
-#define CASCADE_SUM(name, T, TERM)                                                             \
-    typedef T name##_vec __attribute__((vector_size(CASCADE_VEC)));                            \
-    static inline MT_ALWAYS_INLINE void name##_up(name##_vec *acc, const name##_vec *part)     \
-    {                                                                                          \
-        for (int k = 0; k < CASCADE_ILP; k++) {                                                \
-            acc[k] += part[k];                                                                 \
-        }                                                                                      \
-    }                                                                                          \
-    /* the terms of blocks b .. e of x (ILP vectors a block) added into acc's ILP vectors */   \
-    static inline MT_ALWAYS_INLINE void name##_blocks(name##_vec *acc, const T *x, int64_t b,  \
-                                                      int64_t e)                               \
-    {                                                                                          \
-        enum { W = CASCADE_VEC / sizeof(T) };                                                  \
-        for (; b < e; b++) {                                                                   \
-            for (int k = 0; k < CASCADE_ILP; k++) {                                            \
-                name##_vec v;                                                                  \
-                memcpy(&v, x + (b * CASCADE_ILP + k) * W, sizeof(v));                          \
-                acc[k] += TERM(v);                                                             \
-            }                                                                                  \
-        }                                                                                      \
-    }                                                                                          \
-    static inline MT_ALWAYS_INLINE T name(const T *x, int64_t n)                               \
-    {                                                                                          \
-        typedef name##_vec vec;                                                                \
-        enum { W = CASCADE_VEC / sizeof(T), BLOCK = W * CASCADE_ILP };                         \
-        const int64_t blocks = n / BLOCK;                                                      \
-        /* a level adds 2^shift of the sums below: about the LEVELS-th root of the blocks */   \
-        int shift = blocks < 2 ? 0 : (64 - __builtin_clzll((unsigned long long)(blocks - 1))); \
-        shift = shift / CASCADE_LEVELS > CASCADE_MIN_SHIFT ? shift / CASCADE_LEVELS            \
-                                                           : CASCADE_MIN_SHIFT;                \
-        const int64_t s0 = (int64_t)1 << shift, s1 = s0 << shift, s2 = s1 << shift;            \
-        vec top[CASCADE_ILP] = {0};                                                            \
-        /* a short run, of no more blocks than level 0 takes, adds them into top directly */   \
-        if (blocks <= s0) {                                                                    \
-            name##_blocks(top, x, 0, blocks);                                                  \
-        }                                                                                      \
-        for (int64_t b2 = 0; blocks > s0 && b2 < blocks; b2 += s2) {                           \
-            vec l2[CASCADE_ILP] = {0};                                                         \
-            for (int64_t b1 = b2, e2 = SPAN_END(b2, s2, blocks); b1 < e2; b1 += s1) {          \
-                vec l1[CASCADE_ILP] = {0};                                                     \
-                for (int64_t b0 = b1, e1 = SPAN_END(b1, s1, e2); b0 < e1; b0 += s0) {          \
-                    vec l0[CASCADE_ILP] = {0};                                                 \
-                    name##_blocks(l0, x, b0, SPAN_END(b0, s0, e1));                            \
-                    name##_up(l1, l0);                                                         \
-                }                                                                              \
-                name##_up(l2, l1);                                                             \
-            }                                                                                  \
-            name##_up(top, l2);                                                                \
-        }                                                                                      \
-        int64_t i = blocks * BLOCK;                                                            \
-        int k = 0;                                                                             \
-        for (; i + W <= n; i += W, k++) { /* fewer than ILP whole vectors */                   \
-            vec v;                                                                             \
-            memcpy(&v, x + i, sizeof(v));                                                      \
-            top[k] += TERM(v);                                                                 \
-        }                                                                                      \
-        if (i < n) {                                                                           \
-            vec v = {0};                                                                       \
-            memcpy(&v, x + i, (size_t)(n - i) * sizeof(T));                                    \
-            top[k] += TERM(v);                                                                 \
-        }                                                                                      \
-        const vec all = (top[0] + top[1]) + (top[2] + top[3]);                                 \
-        T lane[W];                                                                             \
-        memcpy(lane, &all, sizeof(lane));                                                      \
-        _Pragma("GCC unroll 8") for (int w = W / 2; w > 0; w /= 2)                             \
-        {                                                                                      \
-            for (int l = 0; l < w; l++) {                                                      \
-                lane[l] += lane[l + w];                                                        \
-            }                                                                                  \
-        }                                                                                      \
-        return lane[0];                                                                        \
-    }
-/* The terms of the cascades: sum's elements; nansum's with their NaN lanes +0 (x == x is false
- * only for NaN: its mask, all ones elsewhere, ANDed into the bits); the 2-norm's squares. */
-#define CASCADE_TERM_SUM(v) (v)
-#define CASCADE_TERM_NANSUM(v) ((__typeof__(v))((__typeof__((v) == (v)))(v) & ((v) == (v))))
-#define CASCADE_TERM_SQUARE(v) ((v) * (v))
-CASCADE_SUM(cascade_sum_f32, float, CASCADE_TERM_SUM)
-CASCADE_SUM(cascade_sum_f64, double, CASCADE_TERM_SUM)
-CASCADE_SUM(cascade_nansum_f32, float, CASCADE_TERM_NANSUM)
-CASCADE_SUM(cascade_nansum_f64, double, CASCADE_TERM_NANSUM)
-CASCADE_SUM(cascade_squares_f32, float, CASCADE_TERM_SQUARE)
-_Static_assert(CASCADE_ILP == 4, "CASCADE_SUM adds its top vectors as a pair of pairs");
-_Static_assert(CASCADE_LEVELS == 4, "CASCADE_SUM nests one loop a level");
 
 /* The sum of a contiguous run x (n) for a loop below: the simd sum of TERM in ACC (the
  * compiler keeps a partial sum per lane), or the cascade of floats (RUN_CASCADE). */
@@ -209,8 +100,25 @@ SUM_LOOP(sum_i64, int64_t, int64_t)
 RUN_SUM_LOOP(sum_f32, double, float, x, RUN_CASCADE_f32)
 RUN_SUM_LOOP(sum_f64, double, double, x, RUN_CASCADE_f64)
 static const mt_loop_fn sum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, sum_f32, sum_f64};
+/* The rows loops of the float sums: rows shorter than SUM_SHORT_ROW go together to reduce_rows.c
+ * (a row a call of the cascade, one vector and a fold of its lanes, took 1.3x PyTorch's time on
+ * rows of 16), longer ones each to the cascade (sum_f32_rows). */
+#define SUM_SHORT_ROW 32 /* from 32 floats on, a row's own cascade was as fast, and faster */
+#define SUM_ROWS_TILED(S, T, E)                                                                 \
+    static void sum_##S##_rows_tiled(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                           \
+        const int64_t cols = ((const reduce_ctx *)ctx)->cols;                                   \
+        if (cols >= SUM_SHORT_ROW) {                                                            \
+            sum_##S##_rows(data, strides, n, ctx);                                              \
+            return;                                                                             \
+        }                                                                                       \
+        mt_cpu_row_sums(E, (double *)data[0], strides[0] / (int64_t)sizeof(double), data[1], n, \
+                        cols, strides[1] / (int64_t)sizeof(T));                                 \
+    }
+SUM_ROWS_TILED(f32, float, MT_FLOAT32)
+SUM_ROWS_TILED(f64, double, MT_FLOAT64)
 static const mt_loop_fn sum_rows_loops[MT_NUM_DTYPES] = {sum_b8_rows, sum_i32_rows, sum_i64_rows,
-                                                         sum_f32_rows, sum_f64_rows};
+                                                         sum_f32_rows_tiled, sum_f64_rows_tiled};
 /* nansum: floats skip their NaNs (x == x only when x is no NaN); integers have none */
 RUN_SUM_LOOP(nansum_f32, double, float, x == x ? x : 0, RUN_NAN_CASCADE_f32)
 RUN_SUM_LOOP(nansum_f64, double, double, x == x ? x : 0, RUN_NAN_CASCADE_f64)
@@ -413,6 +321,35 @@ REDUCE_LOOPS(all, bool, bool, acc &&x)
 REDUCE_LOOPS(any, bool, bool, acc || x)
 EXTREMUM_LOOPS(amax, x > acc, GREATER)
 EXTREMUM_LOOPS(amin, x < acc, LESS)
+/* The rows loops of max and min (rows() below): a call takes n rows of ctx->cols contiguous
+ * elements, row i at data[1] + i * strides[1] into element i of acc. Rows shorter than
+ * MT_SHORT_ROW go together to reduce_rows.c (a row a call took 2.5-2.9x PyTorch's time on rows
+ * of 16 and 50 floats: the lanes above want 64, and a shorter row took the scalar loop), longer
+ * ones each to the loop of a run (its lanes). */
+#define EXTREMUM_ROWS_LOOP(op, S, T, E, MAX)                                               \
+    static void op##_##S##_rows(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                      \
+        const int64_t cols = ((const reduce_ctx *)ctx)->cols, item = sizeof(T);            \
+        if (cols < MT_SHORT_ROW) {                                                         \
+            mt_cpu_row_extrema(E, MAX, data[0], strides[0] / item, data[1], n, cols,       \
+                               strides[1] / item);                                         \
+            return;                                                                        \
+        }                                                                                  \
+        const int64_t run[2] = {0, item};                                                  \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            char *row[2] = {data[0] + i * strides[0], data[1] + i * strides[1]};           \
+            op##_##S(row, run, cols, ctx);                                                 \
+        }                                                                                  \
+    }
+#define EXTREMUM_ROWS_LOOPS(op, MAX)                                                              \
+    EXTREMUM_ROWS_LOOP(op, i32, int32_t, MT_INT32, MAX)                                           \
+    EXTREMUM_ROWS_LOOP(op, i64, int64_t, MT_INT64, MAX)                                           \
+    EXTREMUM_ROWS_LOOP(op, f32, float, MT_FLOAT32, MAX)                                           \
+    EXTREMUM_ROWS_LOOP(op, f64, double, MT_FLOAT64, MAX)                                          \
+    static const mt_loop_fn op##_rows_loops[MT_NUM_DTYPES] = {NULL, op##_i32_rows, op##_i64_rows, \
+                                                              op##_f32_rows, op##_f64_rows};
+EXTREMUM_ROWS_LOOPS(amax, true)
+EXTREMUM_ROWS_LOOPS(amin, false)
 NORM_SUM_LOOPS(norm0, (double)(x != 0))
 NORM_SUM_LOOPS(norm1, fabs(x))
 /* The 2-norm of float32 sums its squares by the cascade in float (the float64 simd sum, a chain
@@ -585,7 +522,7 @@ accumulate(mt_tensor *self, const bool *reduce, const reduction *r, mt_tensor **
     if (r->loops == sum_loops && (r->in_dt == MT_FLOAT32 || r->in_dt == MT_FLOAT64) &&
         columns(&it, &ctx.cols)) {
         loop = r->in_dt == MT_FLOAT32 ? column_sum_f32 : column_sum_f64;
-    } else if (r->rows && rows(&it, &ctx.cols)) {
+    } else if (r->rows && r->rows[r->in_dt] && rows(&it, &ctx.cols)) {
         loop = r->rows[r->in_dt];
     }
     st = run_reduction(&it, parts, *acc, r->init, loop,
@@ -598,9 +535,8 @@ out_release_cast:
     return st;
 }
 
-/* The float64 elements of a contiguous accumulator, for finishing a mean or a norm in place. */
-static void
-map_double(mt_tensor *acc, double (*fn)(double, double), double arg)
+void
+mt_cpu_map_double(mt_tensor *acc, double (*fn)(double, double), double arg)
 {
     double *v = (double *)mt_tensor_data(acc);
     for (int64_t i = 0, n = mt_tensor_numel(acc); i < n; i++) {
@@ -632,7 +568,7 @@ run(mt_args *a, const reduction *r, double (*finish)(double, double), bool finis
         return st;
     }
     if (finish) {
-        map_double(acc, finish, finish_by_count ? (double)count : r->ctx.p);
+        mt_cpu_map_double(acc, finish, finish_by_count ? (double)count : r->ctx.p);
     }
     st = mt_reduce_store(acc, a->out[0], mt_cpu_copy_into);
     mt_tensor_release(acc);
@@ -715,8 +651,14 @@ mt_cpu_extremum(mt_args *a)
     const mt_op op = a->plan->op;
     const bool is_max = op == MT_OP_amax || op == MT_OP_max;
     const mt_dtype dt = a->t[0]->dtype;
-    reduction r = {
-        mt_op_names[op], is_max ? amax_loops : amin_loops, dt, dt, extremum_init(dt, is_max), {0}};
+    reduction r = {mt_op_names[op],
+                   is_max ? amax_loops : amin_loops,
+                   dt,
+                   dt,
+                   extremum_init(dt, is_max),
+                   {0},
+                   NULL,
+                   is_max ? amax_rows_loops : amin_rows_loops};
     return run(a, &r, NULL, false);
 }
 
@@ -770,192 +712,31 @@ mt_cpu_norm(mt_args *a)
     return run(a, &r, inf || p == 0 || p == 1 ? NULL : root, false);
 }
 
-/* ---- two-pass reductions: var and std about the mean, logsumexp about the max ---- */
+/* ---- the accumulators of the two-pass reductions (reduce_two_pass.c) ---- */
 
-// acc (stride 0 on reduced dims), x, c (a float64 centre, broadcast like acc); acc += (x - c)^2
-#define DEVIATION_LOOP(name, T)                                                                \
-    MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
-    {                                                                                          \
-        (void)ctx;                                                                             \
-        if (strides[0] == 0 && strides[1] == sizeof(T) && strides[2] == 0) {                   \
-            /* a contiguous run about one centre: a vectorised sum */                          \
-            const T *xs = (const T *)data[1];                                                  \
-            const double c = *(const double *)data[2];                                         \
-            double s = 0;                                                                      \
-            _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; i++)               \
-            {                                                                                  \
-                const double d = (double)xs[i] - c;                                            \
-                s += d * d;                                                                    \
-            }                                                                                  \
-            *(double *)data[0] += s;                                                           \
-            return;                                                                            \
-        }                                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            const double d = (double)MT_AT(T, 1, i) - MT_AT(double, 2, i);                     \
-            MT_AT(double, 0, i) += d * d;                                                      \
-        }                                                                                      \
-    }
-// acc, x, c as above; acc += exp(x - c)
-#define EXP_SUM_LOOP(name, T)                                                         \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)       \
-    {                                                                                 \
-        (void)ctx;                                                                    \
-        for (int64_t i = 0; i < n; i++) {                                             \
-            MT_AT(double, 0, i) += exp((double)MT_AT(T, 1, i) - MT_AT(double, 2, i)); \
-        }                                                                             \
-    }
-DEVIATION_LOOP(deviation_f32, float)
-DEVIATION_LOOP(deviation_f64, double)
-EXP_SUM_LOOP(exp_sum_f32_strided, float)
-EXP_SUM_LOOP(exp_sum_f64, double)
-
-// acc, x, c as above; acc += exp(x - c): a contiguous float run about one centre (a row of
-// logsumexp along the last dim) takes vmath.h's vectorised exp in float (libm's exp in double,
-// a call per element, took 3.3-3.8x PyTorch's time on rows of 512), summed in double; so does
-// a contiguous run across the kept dims, each element with its own sum and centre (a row of
-// x over the first dim of a row-major matrix: the sums of its columns; libm's exp took 2.7x
-// PyTorch's time for (1024, 1024) over dim 0)
-MT_SIMD_CLONES static void
-exp_sum_f32(char **data, const int64_t *strides, int64_t n, void *ctx)
-{
-    const float *xs = (const float *)data[1];
-    if (strides[0] == 0 && strides[1] == sizeof(float) && strides[2] == 0) {
-        const float c = (float)*(const double *)data[2]; /* a float's max, or 0: exact */
-        double s = 0;
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < n; i++) {
-            s += mt_vexp_f32(xs[i] - c);
-        }
-        *(double *)data[0] += s;
-        return;
-    }
-    if (strides[0] == sizeof(double) && strides[1] == sizeof(float) &&
-        strides[2] == sizeof(double)) {
-        double *restrict acc = (double *)data[0];
-        const double *cs = (const double *)data[2];
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++) {
-            acc[i] += mt_vexp_f32(xs[i] - (float)cs[i]);
-        }
-        return;
-    }
-    exp_sum_f32_strided(data, strides, n, ctx);
-}
-
-/* *acc = sum over reduce[] of loop(x, centre), float64 of centre's shape (an accumulator). */
-static mt_status
-about(mt_tensor *x, mt_tensor *centre, mt_loop_fn loop, mt_tensor **acc)
-{
-    mt_status st = mt_tensor_empty(centre->ndim, centre->sizes, MT_FLOAT64, mt_tensor_device(x),
-                                   acc);
-    if (st) {
-        return st;
-    }
-    mt_cpu_fill(*acc, mt_scalar_int(0));
-    mt_iter it;
-    mt_tensor *ops[3] = {*acc, x, centre};
-    st = mt_iter_build(&it, x->ndim, x->sizes, ops, 3);
-    if (st) {
-        mt_tensor_clear(acc);
-        return st;
-    }
-    st = run_reduction(&it, mt_iter_parts(&it), *acc, mt_scalar_int(0), loop, sum_loops[MT_FLOAT64],
-                       NULL);
-    if (st) {
-        mt_tensor_clear(acc);
-    }
-    return st;
-}
-
-// self (float), dims; out = sum (x - mean)^2 / max(0, N - correction) for var, its root for
-// std (a->plan->op tells them apart)
 mt_status
-mt_cpu_moment(mt_args *a)
+mt_cpu_mean_acc(mt_tensor *self, const bool *reduce, mt_tensor **acc, int64_t *count)
 {
-    const bool root_it = a->plan->op == MT_OP_std;
-    mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL;
-    const double correction = a->plan->reduce.p;
-    const bool *reduce = a->plan->reduce.reduce;
-    int64_t count;
     reduction r = {"var", sum_loops, self->dtype, MT_FLOAT64, mt_scalar_int(0), {0}};
-    mt_status st = accumulate(self, reduce, &r, &mean, &count);
-    if (st) {
-        return st;
+    mt_status st = accumulate(self, reduce, &r, acc, count);
+    if (st == MT_OK) {
+        mt_cpu_map_double(*acc, divide, (double)*count);
     }
-    map_double(mean, divide, (double)count);
-    st = about(self, mean, self->dtype == MT_FLOAT32 ? deviation_f32 : deviation_f64, &acc);
-    if (st) {
-        goto out_release;
-    }
-    double dof = (double)count - correction;
-    map_double(acc, divide, dof > 0 ? dof : 0.0);
-    if (root_it) {
-        map_double(acc, root, 2.0);
-    }
-    st = mt_reduce_store(acc, a->out[0], mt_cpu_copy_into);
-out_release:
-    mt_tensor_clear(&acc);
-    mt_tensor_clear(&mean);
     return st;
 }
 
-static double
-finite_or_zero(double x, double unused)
-{
-    (void)unused;
-    return isinf(x) ? 0.0 : x;
-}
-
-static double
-log_plus(double x, double unused)
-{
-    (void)unused;
-    return log(x);
-}
-
-// self, dims; out = log(sum exp(self)) over dims, computed as m + log(sum exp(self - m))
 mt_status
-mt_cpu_logsumexp(mt_args *a)
+mt_cpu_amax_acc(mt_tensor *self, const bool *reduce, mt_dtype dt, mt_tensor **acc)
 {
-    mt_tensor *self = a->t[0], *in = self, *cast = NULL, *m = NULL, *centre = NULL, *acc = NULL;
-    mt_dtype dt = a->plan->reduce.out_dt;
-    const bool *reduce = a->plan->reduce.reduce;
     int64_t count;
-    mt_status st = MT_OK;
-    if (dt != self->dtype) {
-        st = mt_cpu_cast(self, dt, &cast);
-        if (st) {
-            return st;
-        }
-        in = cast;
-    }
-    reduction r = {"logsumexp", amax_loops, dt, dt, mt_scalar_float(-INFINITY), {0}};
-    st = accumulate(in, reduce, &r, &m, &count);
-    if (st) {
-        goto out_release;
-    }
-    /* An infinite max (a row of -inf, or one holding +inf) centres at 0, so that exp sees
-     * -inf - 0 and inf - 0 rather than inf - inf. */
-    st = mt_cpu_cast(m, MT_FLOAT64, &centre);
-    if (st) {
-        goto out_release;
-    }
-    map_double(centre, finite_or_zero, 0);
-    st = about(in, centre, dt == MT_FLOAT32 ? exp_sum_f32 : exp_sum_f64, &acc);
-    if (st) {
-        goto out_release;
-    }
-    map_double(acc, log_plus, 0);
-    double *v = (double *)mt_tensor_data(acc);
-    const double *c = (const double *)mt_tensor_data(centre);
-    for (int64_t i = 0, n = mt_tensor_numel(acc); i < n; i++) {
-        v[i] += c[i];
-    }
-    st = mt_reduce_store(acc, a->out[0], mt_cpu_copy_into);
-out_release:
-    mt_tensor_clear(&acc);
-    mt_tensor_clear(&centre);
-    mt_tensor_clear(&m);
-    mt_tensor_clear(&cast);
-    return st;
+    reduction r = {"logsumexp", amax_loops,     dt, dt, mt_scalar_float(-INFINITY), {0},
+                   NULL,        amax_rows_loops};
+    return accumulate(self, reduce, &r, acc, &count);
+}
+
+mt_status
+mt_cpu_run_sum(const mt_iter *it, mt_tensor *acc, mt_loop_fn loop)
+{
+    return run_reduction(it, mt_iter_parts(it), acc, mt_scalar_int(0), loop, sum_loops[MT_FLOAT64],
+                         NULL);
 }

@@ -261,7 +261,8 @@ KERNEL_ALLOCATIONS = {
     "csrc/cpu/copy.c": 1, "csrc/cpu/conv_depthwise.c": 2,  # its packed weights: workspaces
     "csrc/cpu/gamma.c": 1, "csrc/cpu/index.c": 1,
     "csrc/cpu/lapack.c": 1, "csrc/cpu/nn.c": 1,
-    "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 1,
+    "csrc/cpu/reduce.c": 2, "csrc/cpu/reduce_two_pass.c": 1,  # about()'s, moved from reduce.c
+    "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 1,
     "csrc/cpu/sort.c": 3, "csrc/cpu/stats.c": 1, "cuda/blas.c": 3, "cuda/conv.c": 1,
     "cuda/conv_gemm.c": 2, "cuda/elementwise.c": 1, "cuda/ops.c": 3, "cuda/ops_index.c": 1,
     "cuda/ops_nn.c": 3, "cuda/ops_norm.c": 3, "cuda/ops_optim.c": 1, "cuda/ops_random.c": 1,
@@ -271,7 +272,8 @@ KERNEL_ALLOCATIONS = {
 # Kernel files whose every op has its results stated by its front end: their kernels write
 # a->out[k] and never make or replace it (only workspaces of their own remain).
 RESULTS_FROM_THE_DISPATCHER = [
-    "csrc/cpu/reduce.c", "csrc/cpu/reduce_dim.c", "csrc/cpu/blas.c", "csrc/cpu/pool.c",
+    "csrc/cpu/reduce.c", "csrc/cpu/reduce_two_pass.c", "csrc/cpu/reduce_dim.c", "csrc/cpu/blas.c",
+    "csrc/cpu/pool.c",
     "csrc/cpu/pool_backward.c", "csrc/cpu/upsample.c", "csrc/cpu/grid_sample.c",
     "csrc/cpu/nn_backward.c", "csrc/cpu/loss.c", "csrc/cpu/linalg.c", "csrc/cpu/linalg_eig.c",
     "csrc/cpu/linalg_ldl.c", "csrc/cpu/linalg_spectral.c", "csrc/cpu/lapack.c", "csrc/cpu/fft.c",
