@@ -1,7 +1,8 @@
-/* The backward formula of the fused LSTM cell (ops.def's _thnn_fused_lstm_cell, which
- * ops/rnn.c's LSTM steps record), as PyTorch's derivatives.yaml row: the fused backward op where
- * the backward does not record, else the same math through ops from the kept inputs
- * (ops/rnn_cell.c), so a double backward goes through it. */
+/* The backward formulas of the fused LSTM cell (ops.def's _thnn_fused_lstm_cell, which
+ * ops/rnn.c's packed LSTM steps and the LSTM layer record) and of the LSTM layer (_lstm_layer),
+ * as PyTorch's derivatives.yaml rows: the fused backward op where the backward does not record,
+ * else the same math through ops from the kept inputs (ops/rnn_cell.c), so a double backward
+ * goes through it. */
 #include "autograd/formula_chain.h"
 #include "ops/nn.h"
 
@@ -32,4 +33,15 @@ mt_grad__thnn_fused_lstm_cell(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         }
     }
     return finish(&s);
+}
+
+// input_projection (T*B, 4H), h0 (B, P), c0 (B, H), w_hh (4H, P), w_hr (P, H) or None; outputs
+// the h's (T*B, P), the c's (T*B, H) and the workspace (T*B, 4H), which takes no gradient: one
+// backward over all the steps, ops/rnn_layer.c's
+mt_status
+mt_grad__lstm_layer(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    const bool want[5] = {wants(n, 0), wants(n, 1), wants(n, 2), wants(n, 3), wants(n, 4)};
+    return mt_lstm_layer_backward(g[0], g[1], n->saved, n->saved_out[0], n->saved_out[1],
+                                  n->saved_out[2], n->args.b[0], want, gi);
 }

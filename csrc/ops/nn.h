@@ -77,5 +77,21 @@ mt_status mt_lstm_cell_backward_ops(mt_tensor *grad_hy, mt_tensor *grad_cy, mt_t
                                     mt_tensor *hidden_gates, mt_tensor *input_bias,
                                     mt_tensor *hidden_bias, mt_tensor *cx, mt_tensor *cy,
                                     mt_tensor **out);
+/* The same math through ops from the activated gates: *ws (B, 4H) of input_gates +
+ * hidden_gates; *dgates (B, 4H) and *dcx (B, H) of a cell step from its workspace (no bias).
+ * The LSTM layer's backward when it records (ops/rnn_layer.c). */
+mt_status mt_lstm_workspace_ops(mt_tensor *input_gates, mt_tensor *hidden_gates, mt_tensor **ws);
+mt_status mt_lstm_cell_grads_ops(mt_tensor *grad_hy, mt_tensor *grad_cy, mt_tensor *cx,
+                                 mt_tensor *cy, mt_tensor *workspace, mt_tensor **dgates,
+                                 mt_tensor **dcx);
+
+/* The gradients of the LSTM layer (ops.def's _lstm_layer; its formula's, formulas_rnn.c): from
+ * grad_out (T*B, P) and grad_cs (T*B, H) (either NULL: zero), its inputs in[5] (w_hr NULL
+ * without projection) and results out, cs and workspace, gi[k] for the inputs k that want[k]:
+ * d(input projection) (T*B, 4H), dh0, dc0, dW_hh, dW_hr. Through ops; where grad mode is on
+ * (create_graph) the gates are recomputed from the inputs so that the backward records. */
+mt_status mt_lstm_layer_backward(mt_tensor *grad_out, mt_tensor *grad_cs, mt_tensor *const *in,
+                                 mt_tensor *out, mt_tensor *cs, mt_tensor *workspace, bool reverse,
+                                 const bool *want, mt_tensor **gi);
 
 #endif

@@ -10,7 +10,11 @@
  * order (LSTM i, f, g, o; GRU r, z, n with
  * n = tanh(W_in x + b_in + r * (W_hn h + b_hn))). Everything is an op through the dispatcher, so
  * autograd records the pieces and every device runs them; nothing here touches data but
- * batch_sizes (a CPU int64 tensor, as PyTorch's). Dropout (train only) goes between layers. */
+ * batch_sizes (a CPU int64 tensor, as PyTorch's). Dropout (train only) goes between layers.
+ * An LSTM layer whose steps all have the whole batch (padded input, or packed sequences of one
+ * length) runs its steps as one op, _lstm_layer (ops/rnn_layer.c, PyTorch's mkldnn_rnn_layer),
+ * which autograd records as one node with a backward of its own; packed sequences of unequal
+ * lengths take the steps here, one fused cell node a step. */
 #include <stdlib.h>
 
 #include "ops/ops.h"
@@ -227,6 +231,7 @@ typedef struct rnn_plan {
     int64_t steps, *bs, *off;
     int layers, dirs, per; /* per: tensors of params per layer and direction */
     bool biases, proj, train;
+    bool whole_batch; /* every step has all B > 0 rows (padded, or packed of equal lengths) */
     double dropout;
 } rnn_plan;
 
@@ -263,6 +268,25 @@ resize_state(mt_tensor **h, mt_tensor *h0, int64_t n, mt_tensor **left)
     return st;
 }
 
+/* An LSTM layer in one direction whose every step has the whole batch B (> 0): one op of all
+ * its steps (ops/rnn_layer.c), whose backward makes W_hh's gradient one product. Its last
+ * states are the rows of the step it ends with. */
+static mt_status
+run_lstm_layer(const rnn_plan *pl, const cell_params *p, bool reverse, mt_tensor *x, mt_tensor *h0,
+               mt_tensor *c0, mt_tensor **out, mt_tensor **h_n, mt_tensor **c_n)
+{
+    mt_tensor *xw = NULL, *cs = NULL, *ws = NULL;
+    const int64_t B = pl->bs[0], last = reverse ? 0 : pl->steps - 1;
+    mt_status st = input_projection(CELL_LSTM, x, p, &xw);
+    st = st ? st : mt_op__lstm_layer(xw, h0, c0, p->w_hh, p->w_hr, reverse, out, &cs, &ws);
+    st = st ? st : mt_op_narrow(*out, 0, last * B, B, h_n);
+    st = st ? st : mt_op_narrow(cs, 0, last * B, B, c_n);
+    mt_tensor_clear(&ws);
+    mt_tensor_clear(&cs);
+    mt_tensor_clear(&xw);
+    return st;
+}
+
 /* One layer in one direction: x (N, F) -> out (N, P), and its last states h_n (B, P) and, for
  * LSTM, c_n (B, H); h0 (B, P) and c0 (B, H) (or NULL) its initial states. */
 static mt_status
@@ -271,6 +295,9 @@ run_direction(const rnn_plan *pl, const cell_params *p, bool reverse, mt_tensor 
 {
     int64_t T = pl->steps;
     bool lstm = c0 != NULL;
+    if (lstm && pl->whole_batch) {
+        return run_lstm_layer(pl, p, reverse, x, h0, c0, out, h_n, c_n);
+    }
     /* outs[t]: step t's output; left[]: states of the rows that left the batch, forward
      * (h then c, 2 per change of batch; at most T - 1 changes) */
     mt_tensor **outs = calloc((size_t)(3 * T + 2), sizeof(*outs));
@@ -376,6 +403,7 @@ plan_steps(rnn_plan *pl, const mt_tensor *x, const mt_tensor *batch_sizes)
         return mt_fail(MT_ERUNTIME, "batch_sizes sum to %lld but the packed input has %lld rows",
                        (long long)rows, (long long)x->sizes[0]);
     }
+    pl->whole_batch = pl->bs[0] > 0 && pl->bs[pl->steps - 1] == pl->bs[0];
     return MT_OK;
 }
 

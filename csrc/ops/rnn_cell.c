@@ -254,3 +254,22 @@ mt_lstm_cell_backward_ops(mt_tensor *grad_hy, mt_tensor *grad_cy, mt_tensor *inp
     mt_status chain = finish(&s);
     return st ? st : chain;
 }
+
+mt_status
+mt_lstm_workspace_ops(mt_tensor *input_gates, mt_tensor *hidden_gates, mt_tensor **ws)
+{
+    tmp s = {0};
+    give(&s, workspace_of(&s, input_gates, hidden_gates, NULL, NULL), ws);
+    return finish(&s);
+}
+
+mt_status
+mt_lstm_cell_grads_ops(mt_tensor *grad_hy, mt_tensor *grad_cy, mt_tensor *cx, mt_tensor *cy,
+                       mt_tensor *workspace, mt_tensor **dgates, mt_tensor **dcx)
+{
+    mt_tensor *r[3] = {NULL, NULL, NULL};
+    mt_status st = cell_grads(grad_hy, grad_cy, cx, cy, workspace, false, r);
+    *dgates = r[0];
+    *dcx = r[1];
+    return st;
+}

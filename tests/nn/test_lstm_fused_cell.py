@@ -119,8 +119,12 @@ def test_double_backward_matches_torch():
 
 
 def test_lstm_records_one_node_a_step():
+    """Packed sequences of several lengths go a step at a time (those of one length, and padded
+    input, run as one layer op: test_lstm_layer.py)."""
     lstm = minitorch.nn.LSTM(4, H)
-    out, _ = lstm(minitorch.randn(6, 2, 4))
+    packed = minitorch.nn.utils.rnn.pack_padded_sequence(minitorch.randn(6, 2, 4), [6, 4])
+    out, _ = lstm(packed)
+    out = out.data
     # seen keeps the nodes themselves: a node's Python object may be made anew on each visit,
     # so an id alone could be a freed object's, reused by another node's
     names, seen, todo = [], {}, [out.grad_fn]

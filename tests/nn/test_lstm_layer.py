@@ -1,0 +1,176 @@
+"""The LSTM layer op (_C._lstm_layer, PyTorch's mkldnn_rnn_layer): nn.LSTM runs each layer and
+direction whose steps all have the whole batch as one op that autograd records as one
+MkldnnRnnLayerBackward0 node. Its outputs and the gradients of the input, h0, c0 and every
+parameter against PyTorch in float64 to 1e-10 (long sequences, batch_first both ways, proj_size,
+bidirectional, 2 layers, packed sequences of one length and of several), a gradient taken with
+create_graph and differentiated again, the graph it records, and its errors."""
+import numpy as np
+import pytest
+
+import minitorch as mt
+from minitorch.nn.utils import rnn as rnn_utils
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
+RNG = np.random.default_rng(21)
+TOL = dict(rtol=1e-10, atol=1e-10)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape)
+
+
+def pair(*args, **kwargs):
+    theirs = torch.nn.LSTM(*args, **kwargs).double()
+    ours = mt.nn.LSTM(*args, **kwargs).double()
+    ours.load_state_dict({k: mt.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+    return theirs, ours
+
+
+def run(lib, module, x, states, lengths, batch_first):
+    """module's results on x (padded, or packed to lengths) and states, the leaves, and a weighted
+    sum of every result (the weights drawn once per shape, the same for both libraries)."""
+    xs = [lib.tensor(a, requires_grad=True) for a in [x, *states]]
+    inp = xs[0]
+    if lengths is not None:
+        pack = torch.nn.utils.rnn.pack_padded_sequence if lib is torch else rnn_utils.pack_padded_sequence
+        inp = pack(inp, lengths, batch_first=batch_first, enforce_sorted=False)
+    out, (h_n, c_n) = module(inp, tuple(xs[1:]) if states else None)
+    if lengths is not None:
+        unpack = torch.nn.utils.rnn.pad_packed_sequence if lib is torch else rnn_utils.pad_packed_sequence
+        out = unpack(out, batch_first=batch_first)[0]
+    return [out, h_n, c_n], xs
+
+
+def compare(kwargs, T=40, B=3, lengths=None, with_states=True):
+    theirs, ours = pair(4, 5, **kwargs)
+    batch_first = kwargs.get("batch_first", False)
+    x = rand(B, T, 4) if batch_first else rand(T, B, 4)
+    layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
+    states = [rand(layers, B, kwargs.get("proj_size", 0) or 5), rand(layers, B, 5)] if with_states else []
+    (t_res, t_xs), (m_res, m_xs) = (run(lib, mod, x, states, lengths, batch_first)
+                                    for lib, mod in ((torch, theirs), (mt, ours)))
+    t_loss, m_loss = 0, 0
+    for a, b in zip(t_res, m_res):
+        assert tuple(b.shape) == tuple(a.shape)
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), **TOL)
+        w = rand(*a.shape)
+        t_loss = t_loss + (a * torch.tensor(w)).sum()
+        m_loss = m_loss + (b * mt.tensor(w)).sum()
+    t_loss.backward()
+    m_loss.backward()
+    for a, b in zip(t_xs, m_xs):
+        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), **TOL)
+    t_params, m_params = dict(theirs.named_parameters()), dict(ours.named_parameters())
+    assert list(t_params) == list(m_params)
+    for k in t_params:
+        np.testing.assert_allclose(m_params[k].grad.numpy(), t_params[k].grad.numpy(), **TOL)
+
+
+CASES = [
+    {},
+    {"batch_first": True},
+    {"num_layers": 2},
+    {"bidirectional": True, "batch_first": True},
+    {"proj_size": 3},
+    {"proj_size": 3, "num_layers": 2, "bidirectional": True, "batch_first": True},
+    {"num_layers": 2, "bidirectional": True, "bias": False},
+]
+
+
+@pytest.mark.parametrize("with_states", [True, False])
+@pytest.mark.parametrize("kwargs", CASES)
+def test_long_sequences_match_pytorch_in_float64(kwargs, with_states):
+    compare(kwargs, with_states=with_states)
+
+
+@pytest.mark.parametrize("lengths", [[7, 7, 7], [7, 5, 2]])
+@pytest.mark.parametrize("kwargs", [CASES[0], CASES[5]])
+def test_packed_sequences_match_pytorch_in_float64(kwargs, lengths):
+    """One length: the layer op; several: the steps one cell at a time."""
+    compare(kwargs, T=7, lengths=lengths)
+
+
+def test_one_step_and_one_row():
+    compare({"bidirectional": True, "proj_size": 2}, T=1, B=1)
+
+
+def test_only_the_last_cell_state_takes_a_gradient():
+    """A loss of c_n alone: the outputs' gradient is absent and taken as zeros."""
+    theirs, ours = pair(4, 5, num_layers=2, proj_size=2)
+    x = rand(6, 2, 4)
+    grads = []
+    for lib, module in ((torch, theirs), (mt, ours)):
+        xt = lib.tensor(x, requires_grad=True)
+        _, (_, c_n) = module(xt)
+        c_n.sum().backward()
+        grads.append([xt.grad.numpy()] + [p.grad.numpy() for p in module.parameters()])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(b, a, **TOL)
+
+
+def test_double_backward_matches_pytorch():
+    """A gradient taken with create_graph records (the gates recomputed through ops) and its
+    own gradients equal PyTorch's (float64, where PyTorch takes no oneDNN path either)."""
+    theirs, ours = pair(3, 4, proj_size=2, bidirectional=True)
+    x, w = rand(5, 2, 3), rand(5, 2, 4)
+    results = []
+    for lib, module in ((torch, theirs), (mt, ours)):
+        xt = lib.tensor(x, requires_grad=True)
+        out, (h_n, c_n) = module(xt)
+        loss = (out * lib.tensor(w)).sum() + (c_n * c_n).sum()
+        params = [xt, *module.parameters()]
+        grads = lib.autograd.grad(loss, params, create_graph=True)
+        sum((g * g).sum() for g in grads).backward()
+        results.append([g.detach().numpy() for g in grads] + [p.grad.numpy() for p in params])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
+def node_names(t):
+    names, seen, todo = [], {}, [t.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen[id(node)] = node  # kept, so that no id is a freed node's reused
+        names.append(node.name())
+        todo += [next_fn for next_fn, _ in node.next_functions]
+    return names
+
+
+def test_records_one_node_a_layer_and_direction():
+    lstm = mt.nn.LSTM(4, 5, num_layers=2, bidirectional=True)
+    out, _ = lstm(mt.randn(6, 2, 4))
+    names = node_names(out)
+    assert names.count("MkldnnRnnLayerBackward0") == 4
+    assert "ThnnFusedLstmCellBackward0" not in names and "MmBackward0" not in names
+
+
+def test_layer_op_direct_and_reverse():
+    """_C._lstm_layer by itself: rows in time order, reverse running from the last step."""
+    T, B, H = 4, 2, 3
+    xw, h0, c0, w_hh = (mt.tensor(rand(*s)) for s in ((T * B, 4 * H), (B, H), (B, H), (4 * H, H)))
+    for reverse in (False, True):
+        out, cs, ws = mt._C._lstm_layer(xw, h0, c0, w_hh, None, reverse)
+        assert out.shape == (T * B, H) and cs.shape == (T * B, H) and ws.shape == (T * B, 4 * H)
+        h, c = h0, c0
+        for t in (reversed(range(T)) if reverse else range(T)):
+            hy, cy, _ = mt._C._thnn_fused_lstm_cell(xw[t * B:(t + 1) * B], h @ w_hh.t(), c)
+            np.testing.assert_allclose(out[t * B:(t + 1) * B].numpy(), hy.numpy(), **TOL)
+            np.testing.assert_allclose(cs[t * B:(t + 1) * B].numpy(), cy.numpy(), **TOL)
+            h, c = hy, cy
+
+
+@pytest.mark.parametrize("shapes", [
+    ((9, 12), (2, 3), (2, 3), (12, 3)),   # 9 rows: no whole number of steps of 2
+    ((8, 10), (2, 3), (2, 3), (12, 3)),   # 10 columns, not 4 * 3
+    ((8, 12), (2, 4), (2, 3), (12, 3)),   # h0 of 4 columns
+    ((8, 12), (2, 3), (2, 3), (12, 4)),   # w_hh of 4 columns
+    ((8, 12), (2, 3), (3,), (12, 3)),     # 1-D c0
+    ((0, 12), (0, 3), (0, 3), (12, 3)),   # no rows
+])
+def test_layer_op_errors(shapes):
+    args = [mt.zeros(*s) for s in shapes]
+    with pytest.raises(RuntimeError, match="_lstm_layer"):
+        mt._C._lstm_layer(*args)
