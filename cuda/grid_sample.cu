@@ -12,7 +12,7 @@
 
 // The source position (ix, iy) of grid point (n, h, w), and its derivatives, in T
 static __device__ __forceinline__ void
-source(const mt_cuda_grid &g, const float *grid, int64_t n, int64_t h, int64_t w, float *ix,
+source(const mt_grid_geom &g, const float *grid, int64_t n, int64_t h, int64_t w, float *ix,
        float *iy, float *dx, float *dy)
 {
     const float *p = grid + n * g.gs[0] + h * g.gs[1] + w * g.gs[2];
@@ -21,7 +21,7 @@ source(const mt_cuda_grid &g, const float *grid, int64_t n, int64_t h, int64_t w
 }
 
 static __device__ __forceinline__ void
-source(const mt_cuda_grid &g, const double *grid, int64_t n, int64_t h, int64_t w, double *ix,
+source(const mt_grid_geom &g, const double *grid, int64_t n, int64_t h, int64_t w, double *ix,
        double *iy, double *dx, double *dy)
 {
     const double *p = grid + n * g.gs[0] + h * g.gs[1] + w * g.gs[2];
@@ -31,7 +31,7 @@ source(const mt_cuda_grid &g, const double *grid, int64_t n, int64_t h, int64_t 
 
 // bicubic's taps of grid point (n, h, w) (core/grid_math.h); false where it is not finite
 static __device__ __forceinline__ bool
-cubic_taps(const mt_cuda_grid &g, const float *grid, int64_t n, int64_t h, int64_t w,
+cubic_taps(const mt_grid_geom &g, const float *grid, int64_t n, int64_t h, int64_t w,
            mt_grid_cubic *k)
 {
     const float *p = grid + n * g.gs[0] + h * g.gs[1] + w * g.gs[2];
@@ -39,7 +39,7 @@ cubic_taps(const mt_cuda_grid &g, const float *grid, int64_t n, int64_t h, int64
 }
 
 static __device__ __forceinline__ bool
-cubic_taps(const mt_cuda_grid &g, const double *grid, int64_t n, int64_t h, int64_t w,
+cubic_taps(const mt_grid_geom &g, const double *grid, int64_t n, int64_t h, int64_t w,
            mt_grid_cubic *k)
 {
     const double *p = grid + n * g.gs[0] + h * g.gs[1] + w * g.gs[2];
@@ -49,7 +49,7 @@ cubic_taps(const mt_cuda_grid &g, const double *grid, int64_t n, int64_t h, int6
 // in (N, C, H, W), grid (N, OH, OW, 2) -> out (N, C, OH, OW)
 template <typename T>
 __global__ void
-grid_forward_kernel(mt_cuda_grid g, const T *in, const T *grid, T *out)
+grid_forward_kernel(mt_grid_geom g, const T *in, const T *grid, T *out)
 {
     const int64_t plane = g.OH * g.OW;
     MT_CUDA_GRID_STRIDE(e, g.N * plane)
@@ -109,7 +109,7 @@ grid_forward_kernel(mt_cuda_grid g, const T *in, const T *grid, T *out)
 // ggrid (N, OH, OW, 2) = the bilinear surface's slope times the source index's derivative
 template <typename T>
 __global__ void
-grid_backward_kernel(mt_cuda_grid g, const T *go, const T *in, const T *grid, T *gin, T *ggrid)
+grid_backward_kernel(mt_grid_geom g, const T *go, const T *in, const T *grid, T *gin, T *ggrid)
 {
     const int64_t plane = g.OH * g.OW, HW = g.H * g.W;
     MT_CUDA_GRID_STRIDE(e, g.N * plane)
@@ -185,7 +185,7 @@ grid_backward_kernel(mt_cuda_grid g, const T *go, const T *in, const T *grid, T 
 // 3-D: the source position i = (x, y, z) of grid point (n, d, h, w) and its derivatives (the
 // CPU's point3: PyTorch's generic kernel's arithmetic)
 static __device__ __forceinline__ void
-source3(const mt_cuda_grid &g, const float *grid, int64_t n, int64_t p, float i[3], float di[3])
+source3(const mt_grid_geom &g, const float *grid, int64_t n, int64_t p, float i[3], float di[3])
 {
     const int64_t w = p % g.OW, h = p / g.OW % g.OH, d = p / (g.OW * g.OH),
                   size[3] = {g.W, g.H, g.D};
@@ -196,7 +196,7 @@ source3(const mt_cuda_grid &g, const float *grid, int64_t n, int64_t p, float i[
 }
 
 static __device__ __forceinline__ void
-source3(const mt_cuda_grid &g, const double *grid, int64_t n, int64_t p, double i[3], double di[3])
+source3(const mt_grid_geom &g, const double *grid, int64_t n, int64_t p, double i[3], double di[3])
 {
     const int64_t w = p % g.OW, h = p / g.OW % g.OH, d = p / (g.OW * g.OH),
                   size[3] = {g.W, g.H, g.D};
@@ -222,7 +222,7 @@ corner_weight(const double f[3], int q, int along)
 // in (N, C, D, H, W), grid (N, OD, OH, OW, 3) -> out (N, C, OD, OH, OW), trilinear or nearest
 template <typename T>
 __global__ void
-grid3d_forward_kernel(mt_cuda_grid g, const T *in, const T *grid, T *out)
+grid3d_forward_kernel(mt_grid_geom g, const T *in, const T *grid, T *out)
 {
     const int64_t vol = g.OD * g.OH * g.OW;
     MT_CUDA_GRID_STRIDE(e, g.N * vol)
@@ -268,7 +268,7 @@ grid3d_forward_kernel(mt_cuda_grid g, const T *in, const T *grid, T *out)
 // derivative (0 for nearest)
 template <typename T>
 __global__ void
-grid3d_backward_kernel(mt_cuda_grid g, const T *go, const T *in, const T *grid, T *gin, T *ggrid)
+grid3d_backward_kernel(mt_grid_geom g, const T *go, const T *in, const T *grid, T *gin, T *ggrid)
 {
     const int64_t vol = g.OD * g.OH * g.OW, DHW = g.D * g.H * g.W;
     MT_CUDA_GRID_STRIDE(e, g.N * vol)

@@ -181,7 +181,7 @@ mt_cuda_fill_(mt_args *a)
 #endif
 #define MT_CUDA_NO_KERNEL {NULL, NULL}
 const mt_kernel mt_cuda_kernels[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) \
     [MT_OP_##name] = MT_CUDA_COLUMN_##cuda(name),
 #include "dispatch/ops.def"
 #undef MT_OP

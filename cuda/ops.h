@@ -11,7 +11,7 @@
 #define MT_CUDA_KERNEL(kernel) mt_status mt_cuda_##kernel(mt_args *a);
 #define MT_CUDA_CUBLAS_KERNEL(name) MT_CUDA_KERNEL(name)
 #define MT_CUDA_NO_KERNEL
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) MT_CUDA_COLUMN_##cuda(name)
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) MT_CUDA_COLUMN_##cuda(name)
 #include "dispatch/ops.def"
 #undef MT_OP
 #undef MT_CUDA_KERNEL

@@ -1,42 +1,18 @@
 /* grid_sampler_2d and _3d and their backwards on CUDA (kernels: grid_sample.cu), in place of
- * the host round trip. The checks are the front end's (ops/grid_sample.c); the operands are read
- * through their strides, the results are contiguous. */
+ * the host round trip. The checks and the call's geometry are the front end's (ops/grid_sample.c,
+ * a->plan->grid); the operands are read through their strides, the results are contiguous. */
 #include "cuda/elementwise.h"
 #include "cuda/grid_sample.h"
 #include "cuda/kernels.h"
 #include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
 
-/* The call's sizes, strides and modes (input t[k], grid t[k + 1]), 2-D or 3-D. */
-static mt_cuda_grid
-grid_of(const mt_args *a, int k)
-{
-    const mt_tensor *in = a->t[k], *grid = a->t[k + 1];
-    const int e = in->ndim - 4; /* 1 in 3-D: D and OD lead */
-    mt_cuda_grid g = {.N = in->sizes[0],
-                      .C = in->sizes[1],
-                      .D = e ? in->sizes[2] : 1,
-                      .H = in->sizes[2 + e],
-                      .W = in->sizes[3 + e],
-                      .OD = e ? grid->sizes[1] : 1,
-                      .OH = grid->sizes[1 + e],
-                      .OW = grid->sizes[2 + e],
-                      .mode = (int)a->i[0],
-                      .padding = (int)a->i[1],
-                      .align = a->b[0]};
-    for (int d = 0; d < in->ndim; d++) {
-        g.is[d] = in->strides[d];
-        g.gs[d] = grid->strides[d];
-    }
-    return g;
-}
-
 // input (N, C, [D,] H, W), grid (N, [OD,] OH, OW, 2 or 3); out (N, C, [OD,] OH, OW)
 static mt_status
 sampler_forward(mt_args *a, const char *name, const void *kernel)
 {
     mt_tensor *in = a->t[0], *grid = a->t[1];
-    mt_cuda_grid g = grid_of(a, 0);
+    mt_grid_geom g = a->plan->grid;
     if (kernel == NULL) {
         return mt_fail_not_implemented(name, "", in->dtype);
     }
@@ -54,12 +30,9 @@ static mt_status
 sampler_backward(mt_args *a, const char *name, const void *kernel)
 {
     mt_tensor *go = a->t[0], *in = a->t[1], *grid = a->t[2], *gin = a->out[0], *ggrid = a->out[1];
-    mt_cuda_grid g = grid_of(a, 1);
+    mt_grid_geom g = a->plan->grid;
     if (kernel == NULL) {
         return mt_fail_not_implemented(name, "", in->dtype);
-    }
-    for (int d = 0; d < go->ndim; d++) {
-        g.os[d] = go->strides[d];
     }
     mt_device dev = mt_tensor_device(in);
     mt_status st;

@@ -40,17 +40,23 @@ def uncommented(path):
     return re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
 
 
+# a row's shell column (dispatch/shell.c): _, SHELL(takes) or SHELL_AS(takes, "kernel")
+SHELL = r"(?:_|SHELL\([^)]*\)|SHELL_AS\([^)]*\))"
+
+
 def ew_rows():
     """(name, nout, flags, schema) for each MT_EW_OP line of ops/elementwise.def: the elementwise
-    family's ops, which ops.def includes as its rows MT_OP(op, CPU, _, _, 1, flags, schema)."""
-    for m in re.finditer(r"^MT_EW_OP\((\w+),\s*\w+,\s*([^,]+),\s*\"(.*)\"\)\s*$", uncommented(EW_DEF), re.M):
+    family's ops, which ops.def includes as its rows MT_OP(op, CPU, _, _, 1, flags, shell, schema)."""
+    for m in re.finditer(r"^MT_EW_OP\((\w+),\s*\w+,\s*([^,]+),\s*" + SHELL + r",\s*\"(.*)\"\)\s*$",
+                         uncommented(EW_DEF), re.M):
         yield m.group(1), "1", m.group(2).strip(), m.group(3)
 
 
 def rows():
     """(name, nout, flags, schema) for each row of ops.def, in its order: its MT_OP rows and, where
     it includes ops/elementwise.def, the family's MT_EW_OP lines."""
-    row = re.compile(r"^MT_OP\((\w+),\s*\w+(?:\(\w+\))?,\s*\w+(?:\(\w+\))?,\s*\w+(?:\(\w+\))?,\s*(\w+),\s*([^,]+),\s*\"(.*)\"\)\s*$")
+    row = re.compile(r"^MT_OP\((\w+),\s*\w+(?:\(\w+\))?,\s*\w+(?:\(\w+\))?,\s*\w+(?:\(\w+\))?,\s*(\w+),\s*([^,]+),\s*"
+                     + SHELL + r",\s*\"(.*)\"\)\s*$")
     for line in uncommented(OPS_DEF).splitlines():
         m = row.match(line)
         if m:

@@ -14,6 +14,18 @@
 enum { MT_GRID_BILINEAR = 0, MT_GRID_NEAREST = 1, MT_GRID_BICUBIC = 2 };
 enum { MT_GRID_ZEROS = 0, MT_GRID_BORDER = 1, MT_GRID_REFLECTION = 2 };
 
+/* One call's geometry, worked out once by the front end (ops/grid_sample.c) and handed to every
+ * device's kernels in the op's plan (a->plan->grid): input (N, C, H, W) and grid (N, OH, OW, 2),
+ * in 3-D input (N, C, D, H, W) and grid (N, OD, OH, OW, 3) (D = OD = 1 in 2-D); out and
+ * grad_output (N, C, [OD,] OH, OW). is, gs and os are the strides of input, grid and (backward)
+ * grad_output, in elements, as the kernel's tensors have them (the CUDA kernels read them from
+ * here; os is 0 in a forward). */
+typedef struct mt_grid_geom {
+    int64_t N, C, D, H, W, OD, OH, OW;
+    int64_t is[5], gs[5], os[5];
+    int mode, padding, align;
+} mt_grid_geom;
+
 /* The functions below, once per dtype T (suffix f32, f64): computed in T as PyTorch's CPU
  * kernel computes them, since where a grid value lands on a pixel centre (an identity affine
  * grid: every one) the rounding decides which pixels interpolate it and the grid's gradient. */

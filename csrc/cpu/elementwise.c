@@ -727,7 +727,7 @@ static const mt_ew_device cpu_device = {"cpu",
                                         run};
 
 /* The kernels of ops.def the family computes: mt_cpu_<op>. */
-#define MT_EW_OP(op, row, flags, schema)                            \
+#define MT_EW_OP(op, row, flags, shell, schema)                     \
     mt_status mt_cpu_##op(mt_args *a)                               \
     {                                                               \
         return mt_ew_call(MT_OP_##op, MT_EW_##row, a, &cpu_device); \

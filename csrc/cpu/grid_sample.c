@@ -20,9 +20,7 @@
 typedef struct grid_args {
     const mt_tensor *in, *grid, *go;
     mt_tensor *out, *gin, *ggrid;
-    int mode, padding;
-    bool align;
-    int64_t N, C, H, W, OH, OW, D, OD; /* D = OD = 1 in 2-D */
+    mt_grid_geom geom; /* the sizes and modes, the front end's (a->plan->grid) */
 } grid_args;
 
 /* The four neighbours of (ix, iy), nw ne sw se, and their bilinear weights */
@@ -47,14 +45,14 @@ bilinear_corners(double ix, double iy)
 }
 
 /* The source position (ix, iy) of output pixel (n, h, w), and its derivatives */
-#define GRID_POINT(T, SFX)                                                                     \
-    static void point_##SFX(const grid_args *a, int64_t n, int64_t h, int64_t w, T *ix, T *iy, \
-                            T *dx, T *dy)                                                      \
-    {                                                                                          \
-        const int64_t *gs = a->grid->strides;                                                  \
-        const T *g = (const T *)mt_tensor_data(a->grid) + n * gs[0] + h * gs[1] + w * gs[2];   \
-        *ix = mt_grid_source_index_##SFX(g[0], a->W, a->padding, a->align, dx);                \
-        *iy = mt_grid_source_index_##SFX(g[gs[3]], a->H, a->padding, a->align, dy);            \
+#define GRID_POINT(T, SFX)                                                                         \
+    static void point_##SFX(const grid_args *a, int64_t n, int64_t h, int64_t w, T *ix, T *iy,     \
+                            T *dx, T *dy)                                                          \
+    {                                                                                              \
+        const int64_t *gs = a->grid->strides;                                                      \
+        const T *g = (const T *)mt_tensor_data(a->grid) + n * gs[0] + h * gs[1] + w * gs[2];       \
+        *ix = mt_grid_source_index_##SFX(g[0], a->geom.W, a->geom.padding, a->geom.align, dx);     \
+        *iy = mt_grid_source_index_##SFX(g[gs[3]], a->geom.H, a->geom.padding, a->geom.align, dy); \
     }
 
 /* bicubic's taps for output pixel (n, h, w) (core/grid_math.h); false where it is not finite */
@@ -63,7 +61,8 @@ bilinear_corners(double ix, double iy)
     {                                                                                              \
         const int64_t *gs = a->grid->strides;                                                      \
         const T *g = (const T *)mt_tensor_data(a->grid) + n * gs[0] + h * gs[1] + w * gs[2];       \
-        return mt_grid_cubic_taps_##SFX(g[0], g[gs[3]], a->H, a->W, a->padding, a->align, k);      \
+        return mt_grid_cubic_taps_##SFX(g[0], g[gs[3]], a->geom.H, a->geom.W, a->geom.padding,     \
+                                        a->geom.align, k);                                         \
     }
 
 /* bicubic's value at taps k of channel plane x (strides sy, sx) */
@@ -85,13 +84,14 @@ bilinear_corners(double ix, double iy)
 #define SAMPLE_FORWARD(name, T, SFX)                                                             \
     static void name(const grid_args *a, int64_t n)                                              \
     {                                                                                            \
-        const int64_t C = a->C, H = a->H, W = a->W, plane = a->OH * a->OW, *is = a->in->strides; \
+        const int64_t C = a->geom.C, H = a->geom.H, W = a->geom.W,                               \
+                      plane = a->geom.OH * a->geom.OW, *is = a->in->strides;                     \
         const T *x = (const T *)mt_tensor_data(a->in) + n * is[0];                               \
         T *o = (T *)mt_tensor_data(a->out) + n * C * plane;                                      \
         for (int64_t p = 0; p < plane; p++) {                                                    \
-            if (a->mode == MT_GRID_BICUBIC) {                                                    \
+            if (a->geom.mode == MT_GRID_BICUBIC) {                                               \
                 mt_grid_cubic k;                                                                 \
-                bool finite = cubic_##SFX(a, n, p / a->OW, p % a->OW, &k);                       \
+                bool finite = cubic_##SFX(a, n, p / a->geom.OW, p % a->geom.OW, &k);             \
                 for (int64_t c = 0; c < C; c++) {                                                \
                     o[c * plane + p] = finite                                                    \
                                            ? (T)cubic_value_##T(x + c * is[1], is[2], is[3], &k) \
@@ -100,14 +100,14 @@ bilinear_corners(double ix, double iy)
                 continue;                                                                        \
             }                                                                                    \
             T ix, iy, dx, dy;                                                                    \
-            point_##SFX(a, n, p / a->OW, p % a->OW, &ix, &iy, &dx, &dy);                         \
+            point_##SFX(a, n, p / a->geom.OW, p % a->geom.OW, &ix, &iy, &dx, &dy);               \
             bool finite = isfinite(ix) && isfinite(iy);                                          \
-            if (a->mode == MT_GRID_NEAREST || !finite) {                                         \
+            if (a->geom.mode == MT_GRID_NEAREST || !finite) {                                    \
                 /* a bilinear point at NaN or inf is NaN (NaN weights, as PyTorch's) */          \
                 int64_t px = finite ? (int64_t)nearbyint(ix) : -1;                               \
                 int64_t py = finite ? (int64_t)nearbyint(iy) : -1;                               \
                 bool inside = mt_grid_in(py, px, H, W);                                          \
-                T miss = a->mode == MT_GRID_NEAREST ? (T)0 : (T)NAN;                             \
+                T miss = a->geom.mode == MT_GRID_NEAREST ? (T)0 : (T)NAN;                        \
                 for (int64_t c = 0; c < C; c++) {                                                \
                     o[c * plane + p] = inside ? x[c * is[1] + py * is[2] + px * is[3]] : miss;   \
                 }                                                                                \
@@ -131,85 +131,86 @@ bilinear_corners(double ix, double iy)
 // goes to its input pixel (several taps may land on one, clipped or reflected); the grid's
 // gradient is the bicubic surface's slope times the unnormalisation's (a point that is not
 // finite has none)
-#define CUBIC_BACKWARD(T, SFX)                                                               \
-    static void cubic_backward_##SFX(const grid_args *a, int64_t n, int64_t h, int64_t w,    \
-                                     const T *x, const T *gp, T *gi, T *gg)                  \
-    {                                                                                        \
-        const int64_t HW = a->H * a->W, *is = a->in->strides, *os = a->go->strides;          \
-        mt_grid_cubic k;                                                                     \
-        if (!cubic_##SFX(a, n, h, w, &k)) {                                                  \
-            return;                                                                          \
-        }                                                                                    \
-        double sx = 0, sy = 0;                                                               \
-        for (int64_t c = 0; c < a->C; c++) {                                                 \
-            const double gv = (double)gp[c * os[1]];                                         \
-            for (int j = 0; j < 4; j++) {                                                    \
-                for (int i = 0; k.y[j] >= 0 && i < 4; i++) {                                 \
-                    if (k.x[i] < 0) {                                                        \
-                        continue;                                                            \
-                    }                                                                        \
-                    gi[c * HW + k.y[j] * a->W + k.x[i]] += (T)(k.wx[i] * k.wy[j] * gv);      \
-                    const double v = (double)x[c * is[1] + k.y[j] * is[2] + k.x[i] * is[3]]; \
-                    sx += v * k.dwx[i] * k.wy[j] * gv;                                       \
-                    sy += v * k.wx[i] * k.dwy[j] * gv;                                       \
-                }                                                                            \
-            }                                                                                \
-        }                                                                                    \
-        gg[0] = (T)(sx * k.mx);                                                              \
-        gg[1] = (T)(sy * k.my);                                                              \
+#define CUBIC_BACKWARD(T, SFX)                                                                \
+    static void cubic_backward_##SFX(const grid_args *a, int64_t n, int64_t h, int64_t w,     \
+                                     const T *x, const T *gp, T *gi, T *gg)                   \
+    {                                                                                         \
+        const int64_t HW = a->geom.H * a->geom.W, *is = a->in->strides, *os = a->go->strides; \
+        mt_grid_cubic k;                                                                      \
+        if (!cubic_##SFX(a, n, h, w, &k)) {                                                   \
+            return;                                                                           \
+        }                                                                                     \
+        double sx = 0, sy = 0;                                                                \
+        for (int64_t c = 0; c < a->geom.C; c++) {                                             \
+            const double gv = (double)gp[c * os[1]];                                          \
+            for (int j = 0; j < 4; j++) {                                                     \
+                for (int i = 0; k.y[j] >= 0 && i < 4; i++) {                                  \
+                    if (k.x[i] < 0) {                                                         \
+                        continue;                                                             \
+                    }                                                                         \
+                    gi[c * HW + k.y[j] * a->geom.W + k.x[i]] += (T)(k.wx[i] * k.wy[j] * gv);  \
+                    const double v = (double)x[c * is[1] + k.y[j] * is[2] + k.x[i] * is[3]];  \
+                    sx += v * k.dwx[i] * k.wy[j] * gv;                                        \
+                    sy += v * k.wx[i] * k.dwy[j] * gv;                                        \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        gg[0] = (T)(sx * k.mx);                                                               \
+        gg[1] = (T)(sy * k.my);                                                               \
     }
 
 // sample n: each tap's weight times the output's gradient goes to its input pixel; the grid's
 // gradient is the bilinear surface's slope times the source index's derivative (0 for nearest)
-#define SAMPLE_BACKWARD(name, T, SFX)                                                           \
-    static void name(const grid_args *a, int64_t n)                                             \
-    {                                                                                           \
-        const int64_t C = a->C, H = a->H, W = a->W, *is = a->in->strides, *os = a->go->strides; \
-        const T *x = (const T *)mt_tensor_data(a->in) + n * is[0];                              \
-        const T *go = (const T *)mt_tensor_data(a->go) + n * os[0];                             \
-        T *gi = (T *)mt_tensor_data(a->gin) + n * C * H * W;                                    \
-        T *gg = (T *)mt_tensor_data(a->ggrid) + n * a->OH * a->OW * 2;                          \
-        for (int64_t p = 0; p < a->OH * a->OW; p++) {                                           \
-            int64_t h = p / a->OW, w = p % a->OW;                                               \
-            const T *gp = go + h * os[2] + w * os[3];                                           \
-            if (a->mode == MT_GRID_BICUBIC) {                                                   \
-                cubic_backward_##SFX(a, n, h, w, x, gp, gi, gg + p * 2);                        \
-                continue;                                                                       \
-            }                                                                                   \
-            T ix, iy, dx, dy;                                                                   \
-            point_##SFX(a, n, h, w, &ix, &iy, &dx, &dy);                                        \
-            if (!isfinite(ix) || !isfinite(iy)) {                                               \
-                continue; /* reads nothing: no gradient */                                      \
-            }                                                                                   \
-            if (a->mode == MT_GRID_NEAREST) {                                                   \
-                int64_t px = (int64_t)nearbyint(ix), py = (int64_t)nearbyint(iy);               \
-                for (int64_t c = 0; mt_grid_in(py, px, H, W) && c < C; c++) {                   \
-                    gi[c * H * W + py * W + px] += gp[c * os[1]];                               \
-                }                                                                               \
-                continue;                                                                       \
-            }                                                                                   \
-            corners k = bilinear_corners(ix, iy);                                               \
-            double fx = ix - (double)k.x0, fy = iy - (double)k.y0;                              \
-            /* d weight / d ix and d weight / d iy of nw ne sw se */                            \
-            const double wx[4] = {-(1 - fy), 1 - fy, -fy, fy};                                  \
-            const double wy[4] = {-(1 - fx), -fx, 1 - fx, fx};                                  \
-            double sx = 0, sy = 0;                                                              \
-            for (int64_t c = 0; c < C; c++) {                                                   \
-                const double gv = (double)gp[c * os[1]];                                        \
-                for (int q = 0; q < 4; q++) {                                                   \
-                    int64_t py = k.y0 + q / 2, px = k.x0 + q % 2;                               \
-                    if (!mt_grid_in(py, px, H, W)) {                                            \
-                        continue;                                                               \
-                    }                                                                           \
-                    gi[c * H * W + py * W + px] += (T)(k.w[q] * gv);                            \
-                    const double v = (double)x[c * is[1] + py * is[2] + px * is[3]];            \
-                    sx += v * wx[q] * gv;                                                       \
-                    sy += v * wy[q] * gv;                                                       \
-                }                                                                               \
-            }                                                                                   \
-            gg[p * 2] = (T)(sx * (double)dx);                                                   \
-            gg[p * 2 + 1] = (T)(sy * (double)dy);                                               \
-        }                                                                                       \
+#define SAMPLE_BACKWARD(name, T, SFX)                                                    \
+    static void name(const grid_args *a, int64_t n)                                      \
+    {                                                                                    \
+        const int64_t C = a->geom.C, H = a->geom.H, W = a->geom.W, *is = a->in->strides, \
+                      *os = a->go->strides;                                              \
+        const T *x = (const T *)mt_tensor_data(a->in) + n * is[0];                       \
+        const T *go = (const T *)mt_tensor_data(a->go) + n * os[0];                      \
+        T *gi = (T *)mt_tensor_data(a->gin) + n * C * H * W;                             \
+        T *gg = (T *)mt_tensor_data(a->ggrid) + n * a->geom.OH * a->geom.OW * 2;         \
+        for (int64_t p = 0; p < a->geom.OH * a->geom.OW; p++) {                          \
+            int64_t h = p / a->geom.OW, w = p % a->geom.OW;                              \
+            const T *gp = go + h * os[2] + w * os[3];                                    \
+            if (a->geom.mode == MT_GRID_BICUBIC) {                                       \
+                cubic_backward_##SFX(a, n, h, w, x, gp, gi, gg + p * 2);                 \
+                continue;                                                                \
+            }                                                                            \
+            T ix, iy, dx, dy;                                                            \
+            point_##SFX(a, n, h, w, &ix, &iy, &dx, &dy);                                 \
+            if (!isfinite(ix) || !isfinite(iy)) {                                        \
+                continue; /* reads nothing: no gradient */                               \
+            }                                                                            \
+            if (a->geom.mode == MT_GRID_NEAREST) {                                       \
+                int64_t px = (int64_t)nearbyint(ix), py = (int64_t)nearbyint(iy);        \
+                for (int64_t c = 0; mt_grid_in(py, px, H, W) && c < C; c++) {            \
+                    gi[c * H * W + py * W + px] += gp[c * os[1]];                        \
+                }                                                                        \
+                continue;                                                                \
+            }                                                                            \
+            corners k = bilinear_corners(ix, iy);                                        \
+            double fx = ix - (double)k.x0, fy = iy - (double)k.y0;                       \
+            /* d weight / d ix and d weight / d iy of nw ne sw se */                     \
+            const double wx[4] = {-(1 - fy), 1 - fy, -fy, fy};                           \
+            const double wy[4] = {-(1 - fx), -fx, 1 - fx, fx};                           \
+            double sx = 0, sy = 0;                                                       \
+            for (int64_t c = 0; c < C; c++) {                                            \
+                const double gv = (double)gp[c * os[1]];                                 \
+                for (int q = 0; q < 4; q++) {                                            \
+                    int64_t py = k.y0 + q / 2, px = k.x0 + q % 2;                        \
+                    if (!mt_grid_in(py, px, H, W)) {                                     \
+                        continue;                                                        \
+                    }                                                                    \
+                    gi[c * H * W + py * W + px] += (T)(k.w[q] * gv);                     \
+                    const double v = (double)x[c * is[1] + py * is[2] + px * is[3]];     \
+                    sx += v * wx[q] * gv;                                                \
+                    sy += v * wy[q] * gv;                                                \
+                }                                                                        \
+            }                                                                            \
+            gg[p * 2] = (T)(sx * (double)dx);                                            \
+            gg[p * 2 + 1] = (T)(sy * (double)dy);                                        \
+        }                                                                                \
     }
 
 /* 3-D (grid_sampler_3d, PyTorch's generic CPU kernel's arithmetic): the source position i =
@@ -217,13 +218,14 @@ bilinear_corners(double ix, double iy)
 #define GRID_POINT_3D(T, SFX)                                                                 \
     static void point3_##SFX(const grid_args *a, int64_t n, int64_t p, T i[3], T di[3])       \
     {                                                                                         \
-        const int64_t *gs = a->grid->strides, size[3] = {a->W, a->H, a->D};                   \
-        const int64_t w = p % a->OW, h = p / a->OW % a->OH, d = p / (a->OW * a->OH);          \
+        const int64_t *gs = a->grid->strides, size[3] = {a->geom.W, a->geom.H, a->geom.D};    \
+        const int64_t w = p % a->geom.OW, h = p / a->geom.OW % a->geom.OH,                    \
+                      d = p / (a->geom.OW * a->geom.OH);                                      \
         const T *g = (const T *)mt_tensor_data(a->grid) + n * gs[0] + d * gs[1] + h * gs[2] + \
                      w * gs[3];                                                               \
         for (int k = 0; k < 3; k++) {                                                         \
-            i[k] = mt_grid_source_index_3d_##SFX(g[k * gs[4]], size[k], a->padding, a->align, \
-                                                 &di[k]);                                     \
+            i[k] = mt_grid_source_index_3d_##SFX(g[k * gs[4]], size[k], a->geom.padding,      \
+                                                 a->geom.align, &di[k]);                      \
         }                                                                                     \
     }
 
@@ -265,16 +267,17 @@ trilinear_weight(const corners3 *c, int q, int along)
 #define SAMPLE_FORWARD_3D(name, T, SFX)                                                          \
     static void name(const grid_args *a, int64_t n)                                              \
     {                                                                                            \
-        const int64_t C = a->C, vol = a->OD * a->OH * a->OW, *is = a->in->strides;               \
+        const int64_t C = a->geom.C, vol = a->geom.OD * a->geom.OH * a->geom.OW,                 \
+                      *is = a->in->strides;                                                      \
         const T *x = (const T *)mt_tensor_data(a->in) + n * is[0];                               \
         T *o = (T *)mt_tensor_data(a->out) + n * C * vol;                                        \
         for (int64_t p = 0; p < vol; p++) {                                                      \
             T i[3], di[3];                                                                       \
             point3_##SFX(a, n, p, i, di);                                                        \
-            if (a->mode == MT_GRID_NEAREST) {                                                    \
+            if (a->geom.mode == MT_GRID_NEAREST) {                                               \
                 int64_t px = (int64_t)nearbyint(i[0]), py = (int64_t)nearbyint(i[1]);            \
                 int64_t pz = (int64_t)nearbyint(i[2]);                                           \
-                bool inside = mt_grid_in_3d(pz, py, px, a->D, a->H, a->W);                       \
+                bool inside = mt_grid_in_3d(pz, py, px, a->geom.D, a->geom.H, a->geom.W);        \
                 const T *at = x + pz * is[2] + py * is[3] + px * is[4];                          \
                 for (int64_t c = 0; c < C; c++) {                                                \
                     o[c * vol + p] = inside ? at[c * is[1]] : (T)0;                              \
@@ -287,7 +290,7 @@ trilinear_weight(const corners3 *c, int q, int along)
                 double acc = 0;                                                                  \
                 for (int q = 0; q < 8; q++) {                                                    \
                     int64_t px = k.x0 + (q & 1), py = k.y0 + (q >> 1 & 1), pz = k.z0 + (q >> 2); \
-                    if (mt_grid_in_3d(pz, py, px, a->D, a->H, a->W)) {                           \
+                    if (mt_grid_in_3d(pz, py, px, a->geom.D, a->geom.H, a->geom.W)) {            \
                         acc += (double)x[c * is[1] + pz * is[2] + py * is[3] + px * is[4]] *     \
                                trilinear_weight(&k, q, -1);                                      \
                     }                                                                            \
@@ -303,18 +306,20 @@ trilinear_weight(const corners3 *c, int q, int along)
 #define SAMPLE_BACKWARD_3D(name, T, SFX)                                                           \
     static void name(const grid_args *a, int64_t n)                                                \
     {                                                                                              \
-        const int64_t C = a->C, D = a->D, H = a->H, W = a->W, DHW = D * H * W;                     \
-        const int64_t vol = a->OD * a->OH * a->OW, *is = a->in->strides, *os = a->go->strides;     \
+        const int64_t C = a->geom.C, D = a->geom.D, H = a->geom.H, W = a->geom.W, DHW = D * H * W; \
+        const int64_t vol = a->geom.OD * a->geom.OH * a->geom.OW, *is = a->in->strides,            \
+                      *os = a->go->strides;                                                        \
         const T *x = (const T *)mt_tensor_data(a->in) + n * is[0];                                 \
         const T *go = (const T *)mt_tensor_data(a->go) + n * os[0];                                \
         T *gi = (T *)mt_tensor_data(a->gin) + n * C * DHW;                                         \
         T *gg = (T *)mt_tensor_data(a->ggrid) + n * vol * 3;                                       \
         for (int64_t p = 0; p < vol; p++) {                                                        \
-            const int64_t w = p % a->OW, h = p / a->OW % a->OH, d = p / (a->OW * a->OH);           \
+            const int64_t w = p % a->geom.OW, h = p / a->geom.OW % a->geom.OH,                     \
+                          d = p / (a->geom.OW * a->geom.OH);                                       \
             const T *gp = go + d * os[2] + h * os[3] + w * os[4];                                  \
             T i[3], di[3];                                                                         \
             point3_##SFX(a, n, p, i, di);                                                          \
-            if (a->mode == MT_GRID_NEAREST) {                                                      \
+            if (a->geom.mode == MT_GRID_NEAREST) {                                                 \
                 int64_t px = (int64_t)nearbyint(i[0]), py = (int64_t)nearbyint(i[1]);              \
                 int64_t pz = (int64_t)nearbyint(i[2]);                                             \
                 for (int64_t c = 0; mt_grid_in_3d(pz, py, px, D, H, W) && c < C; c++) {            \
@@ -366,34 +371,15 @@ SAMPLE_BACKWARD_3D(backward3_f64, double, f64)
 
 typedef void (*sample_fn)(const grid_args *a, int64_t n);
 
-/* a's sizes and modes from the op's arguments (input t[k], grid t[k + 1]), 2-D or 3-D */
-static grid_args
-grid_args_of(const mt_args *op, int k)
-{
-    const mt_tensor *in = op->t[k], *grid = op->t[k + 1];
-    const int e = in->ndim - 4; /* 1 in 3-D: D and OD lead */
-    return (grid_args){.in = in,
-                       .grid = grid,
-                       .mode = (int)op->i[0],
-                       .padding = (int)op->i[1],
-                       .align = op->b[0],
-                       .N = in->sizes[0],
-                       .C = in->sizes[1],
-                       .D = e ? in->sizes[2] : 1,
-                       .H = in->sizes[2 + e],
-                       .W = in->sizes[3 + e],
-                       .OD = e ? grid->sizes[1] : 1,
-                       .OH = grid->sizes[1 + e],
-                       .OW = grid->sizes[2 + e]};
-}
-
 /* sample(a, n) for every n, threads over the batch */
 static void
 run(const grid_args *a, sample_fn sample)
 {
-    const int parts = mt_parallel_parts(a->N * a->C * a->OD * a->OH * a->OW, 16384);
+    const int parts = mt_parallel_parts(a->geom.N * a->geom.C * a->geom.OD * a->geom.OH *
+                                            a->geom.OW,
+                                        16384);
 #pragma omp parallel for num_threads(parts) schedule(static)
-    for (int64_t n = 0; n < a->N; n++) {
+    for (int64_t n = 0; n < a->geom.N; n++) {
         sample(a, n);
     }
 }
@@ -402,11 +388,10 @@ run(const grid_args *a, sample_fn sample)
 static mt_status
 sampler_forward(mt_args *a, const char *name, sample_fn f32, sample_fn f64)
 {
-    grid_args g = grid_args_of(a, 0);
+    grid_args g = {.in = a->t[0], .grid = a->t[1], .out = a->out[0], .geom = a->plan->grid};
     if (g.in->dtype != MT_FLOAT32 && g.in->dtype != MT_FLOAT64) {
         return mt_fail_not_implemented(name, "", g.in->dtype);
     }
-    g.out = a->out[0];
     run(&g, g.in->dtype == MT_FLOAT32 ? f32 : f64);
     return MT_OK;
 }
@@ -416,14 +401,16 @@ sampler_forward(mt_args *a, const char *name, sample_fn f32, sample_fn f64)
 static mt_status
 sampler_backward(mt_args *a, const char *name, sample_fn f32, sample_fn f64)
 {
-    grid_args g = grid_args_of(a, 1);
-    g.go = a->t[0];
+    grid_args g = {.go = a->t[0],
+                   .in = a->t[1],
+                   .grid = a->t[2],
+                   .gin = a->out[0],
+                   .ggrid = a->out[1],
+                   .geom = a->plan->grid};
     mt_dtype dt = g.in->dtype;
     if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
         return mt_fail_not_implemented(name, "", dt);
     }
-    g.gin = a->out[0];
-    g.ggrid = a->out[1];
     memset(mt_tensor_data(g.gin), 0, (size_t)mt_tensor_numel(g.gin) * mt_dtype_size(dt));
     memset(mt_tensor_data(g.ggrid), 0, (size_t)mt_tensor_numel(g.ggrid) * mt_dtype_size(dt));
     run(&g, dt == MT_FLOAT32 ? f32 : f64);

@@ -103,7 +103,7 @@ static mt_allocator router = {NULL, route_alloc, route_free, route_stats, route_
 
 /* ---- the families' kernels: front end here, the backend's loop ---- */
 
-#define MT_EW_OP(op, row, flags, schema)                                   \
+#define MT_EW_OP(op, row, flags, shell, schema)                            \
     static mt_status device_##op(mt_args *a)                               \
     {                                                                      \
         return mt_ew_call(MT_OP_##op, MT_EW_##row, a, device_backend->ew); \
@@ -178,7 +178,7 @@ static void
 register_families(const mt_device_backend *be)
 {
     if (be->ew) {
-#define MT_EW_OP(op, row, flags, schema) register_family(be, MT_OP_##op, device_##op);
+#define MT_EW_OP(op, row, flags, shell, schema) register_family(be, MT_OP_##op, device_##op);
 #include "ops/elementwise.def"
     }
     if (be->index) {

@@ -22,25 +22,25 @@
 #include "profiler/trace.h"
 
 const char *const mt_op_names[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) #name,
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) #name,
 #include "dispatch/ops.def"
 #undef MT_OP
 };
 
 const char *const mt_op_schemas[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) schema,
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) schema,
 #include "dispatch/ops.def"
 #undef MT_OP
 };
 
 const int mt_op_nout[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) nout,
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) nout,
 #include "dispatch/ops.def"
 #undef MT_OP
 };
 
 const int mt_op_flags[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) flags,
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) flags,
 #include "dispatch/ops.def"
 #undef MT_OP
 };
@@ -49,7 +49,7 @@ const int mt_op_flags[MT_NUM_OPS] = {
 #define MT_CUDA_CUBLAS_KERNEL(name) MT_CUDA_KERNEL(name)
 #define MT_CUDA_NO_KERNEL NULL
 const char *const mt_op_cuda_kernels[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) MT_CUDA_COLUMN_##cuda(name),
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) MT_CUDA_COLUMN_##cuda(name),
 #include "dispatch/ops.def"
 #undef MT_OP
 };
@@ -64,8 +64,8 @@ const char *const mt_key_names[MT_NUM_KEYS] = {
 #define MT_KERNEL_CPU_AS(kernel) MT_KERNEL_CPU(kernel) MT_EAT /* as kernels.h's MT_DECL_CPU_AS */
 #define MT_KERNEL_COMPOSITE_AS(kernel) MT_KERNEL_COMPOSITE(kernel) MT_EAT
 static mt_kernel table[MT_NUM_OPS][MT_NUM_KEYS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
-    [MT_OP_##name] = {                                         \
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) \
+    [MT_OP_##name] = {                                                \
         [MT_KEY_CPU] = MT_KERNEL_##cpu(name), [MT_KEY_COMPOSITE] = MT_KERNEL_##composite(name)},
 #include "dispatch/ops.def"
 #undef MT_OP

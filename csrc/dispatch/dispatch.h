@@ -17,7 +17,7 @@
 #include "core/tensor.h"
 
 typedef enum mt_op {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) MT_OP_##name,
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) MT_OP_##name,
 #include "dispatch/ops.def"
 #undef MT_OP
     MT_NUM_OPS

@@ -15,7 +15,7 @@
 #define MT_EAT(name)
 #define MT_DECL_CPU_AS(kernel) MT_DECL_CPU(kernel) MT_EAT
 #define MT_DECL_COMPOSITE_AS(kernel) MT_DECL_COMPOSITE(kernel) MT_EAT
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) \
     MT_DECL_##cpu(name) MT_DECL_##composite(name)
 #include "dispatch/ops.def"
 #undef MT_OP

@@ -6,16 +6,16 @@
 #define PER_OP_PASTE2(a, b) a##_##b
 #define PER_OP_PASTE(a, b) PER_OP_PASTE2(a, b)
 
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema)      \
-    static mt_status PER_OP_PASTE(PER_OP_PREFIX, name)(mt_args * a) \
-    {                                                               \
-        return PER_OP_CALL(MT_OP_##name, a);                        \
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) \
+    static mt_status PER_OP_PASTE(PER_OP_PREFIX, name)(mt_args * a)   \
+    {                                                                 \
+        return PER_OP_CALL(MT_OP_##name, a);                          \
     }
 #include "dispatch/ops.def"
 #undef MT_OP
 
 static const mt_kernel_fn PER_OP_PASTE(PER_OP_PREFIX, kernels)[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) \
     [MT_OP_##name] = PER_OP_PASTE(PER_OP_PREFIX, name),
 #include "dispatch/ops.def"
 #undef MT_OP

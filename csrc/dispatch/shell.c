@@ -3,23 +3,22 @@
  * that has one, before anything runs).
  *
  * PyTorch stores, converts, moves and prints these dtypes, but its CPU kernels compute on them
- * only here and there; every other op raises NotImplementedError naming its kernel. The rows
- * below are the ops PyTorch 2.13's CPU takes them in (measured over each op and dtype,
- * tests/core/test_dtype_shell.py), and for a few refused ones the kernel name PyTorch's message
- * gives. An op the rows allow runs as for uint8 or float16: widened to its computing dtype
- * (dispatch/widen.c). A call that passes here is not checked again in the ops it calls (a
- * composite's steps), as PyTorch's checks are its kernels'. Two forms run apart
- * (mt_shell_run): the orderings of uint64, which int64 would misorder from 2^63 up, and true
- * division of the uints, in the float result's dtype. The CUDA backend has no kernels for them:
- * every op refuses them there. Nothing here computes an element. */
+ * only here and there; every other op raises NotImplementedError naming its kernel. Each op's
+ * row in the op table says which (its shell column: the ops PyTorch 2.13's CPU takes them in,
+ * measured over each op and dtype, tests/core/test_dtype_shell.py) and, where PyTorch's message
+ * names another kernel than the op's own, that kernel. An op the rows allow runs as for uint8 or
+ * float16: widened to its computing dtype (dispatch/widen.c). A call that passes here is not
+ * checked again in the ops it calls (a composite's steps), as PyTorch's checks are its kernels'.
+ * Two forms run apart (mt_shell_run): the orderings of uint64, which int64 would misorder from
+ * 2^63 up, and true division of the uints, in the float result's dtype. The CUDA backend has no
+ * kernels for them: every op refuses them there. Nothing here computes an element. */
 #include "dispatch/shell.h"
 
-#include <pthread.h>
-#include <string.h>
-
+#include "ops/elementwise.h"
 #include "ops/ops.h"
 
-/* Which shell dtypes an op takes. */
+/* Which shell dtypes an op takes: the takes of its row's shell column, SHELL(takes) or
+ * SHELL_AS(takes, kernel) (dispatch/ops.def, ops/elementwise.def). */
 enum {
     U = 1,      /* uint16, uint32, uint64 */
     F = 2,      /* the four float8 formats */
@@ -32,220 +31,22 @@ enum {
 };
 
 typedef struct shell_row {
-    const char *op;
     int takes;
     const char *kernel; /* PyTorch's kernel name in its message when refused; NULL: the op's */
 } shell_row;
 
-static const shell_row rows[] = {
-    /* moving, viewing, allocating: every shell dtype */
-    {"copy_", U | F, NULL},
-    {"fill_", U | F, NULL},
-    {"zero_", U | F, NULL},
-    {"empty", U | F, NULL},
-    {"zeros", U | F, NULL},
-    {"ones", U | F, NULL},
-    {"full", U | F, NULL},
-    {"clone", U | F, NULL},
-    {"contiguous", U | F, NULL},
-    {"to", U | F, NULL},
-    {"_to_copy", U | F, NULL},
-    {"alias", U | F, NULL},
-    {"as_strided", U | F, NULL},
-    {"view", U | F, NULL},
-    {"view_dtype", U | F, NULL},
-    {"view_as", U | F, NULL},
-    {"reshape", U | F, NULL},
-    {"reshape_as", U | F, NULL},
-    {"_unsafe_view", U | F, NULL},
-    {"t", U | F, NULL},
-    {"transpose", U | F, NULL},
-    {"transpose_", U | F, NULL},
-    {"swapaxes", U | F, NULL},
-    {"permute", U | F, NULL},
-    {"movedim", U | F, NULL},
-    {"moveaxis", U | F, NULL},
-    {"expand", U | F, NULL},
-    {"expand_as", U | F, NULL},
-    {"squeeze", U | F, NULL},
-    {"squeeze_", U | F, NULL},
-    {"unsqueeze", U | F, NULL},
-    {"unsqueeze_", U | F, NULL},
-    {"flatten", U | F, NULL},
-    {"unflatten", U | F, NULL},
-    {"select", U | F, NULL},
-    {"slice", U | F, NULL},
-    {"narrow", U | F, NULL},
-    {"detach", U | F, NULL},
-    {"cat", U | F, NULL},
-    {"concat", U | F, NULL},
-    {"concatenate", U | F, NULL},
-    {"stack", U | F, NULL},
-    {"split", U | F, NULL},
-    {"split_with_sizes", U | F, NULL},
-    {"chunk", U | F, NULL},
-    {"unbind", U | F, NULL},
-    {"repeat", U | F, NULL},
-    {"index", U | F, NULL},
-    {"index_select", U | F, NULL},
-    {"where", U | F, NULL},
-    {"flip", U | F, NULL},
-    {"roll", U | F, NULL},
-    {"diagonal", U | F, NULL},
-    {"diag", U | F, NULL},
-    {"random_", U, "random_update_from_to"},
-    {"randint", U, "random_update_from_to"},
-    /* float8 only */
-    {"index_put_", F, "index_put"},
-    {"index_put", F, "index_put"},
-    {"masked_select", F, NULL},
-    {"mm", F | PROMOTES, "addmm_impl_cpu_"},
-    {"eye", F, NULL},
-    {"abs", F, "abs_cpu"},
-    {"abs_", F, "abs_cpu"},
-    {"isinf", U | E5, NULL},
-    {"isfinite", U | E5, NULL},
-    {"matmul", THROUGH, NULL},
-    /* computing on both */
-    {"mul", U | F | NO_NUM | PROMOTES, "mul_cpu_reduced_float"},
-    {"mul_", U | F | NO_NUM | PROMOTES, "mul_cpu_reduced_float"},
-    {"eq", U | F | PROMOTES, NULL},
-    {"ne", U | F | PROMOTES, NULL},
-    {"isnan", U | F, NULL},
-    {"isreal", U | F, NULL},
-    {"any", U | F, NULL},
-    {"all", U | F, NULL},
-    /* computing on uint16, uint32, uint64 only */
-    {"div", U | PROMOTES | FLOATS, "div_cpu"},
-    {"true_divide", U | PROMOTES | FLOATS, "div_cpu"},
-    {"bitwise_and", U | PROMOTES, "bitwise_and_cpu"},
-    {"bitwise_or", U | PROMOTES, "bitwise_or_cpu"},
-    {"bitwise_xor", U | PROMOTES, "bitwise_xor_cpu"},
-    {"bitwise_and_", U | PROMOTES, "bitwise_and_cpu"},
-    {"bitwise_or_", U | PROMOTES, "bitwise_or_cpu"},
-    {"bitwise_xor_", U | PROMOTES, "bitwise_xor_cpu"},
-    {"isposinf", U, "isposinf_cpu"},
-    {"isneginf", U, "isneginf_cpu"},
-    {"signbit", U, "signbit_cpu"},
-    {"floor", U, NULL},
-    {"ceil", U, NULL},
-    {"round", U, NULL},
-    {"trunc", U, NULL},
-    {"nan_to_num", U, NULL},
-    /* the integer-to-float ones: on the uints' values as floats */
-    {"exp", U | FLOATS, "exp_vml_cpu"},
-    {"exp2", U | FLOATS, NULL},
-    {"expm1", U | FLOATS, NULL},
-    {"log", U | FLOATS, "log_vml_cpu"},
-    {"log2", U | FLOATS, NULL},
-    {"log10", U | FLOATS, NULL},
-    {"log1p", U | FLOATS, NULL},
-    {"sqrt", U | FLOATS, "sqrt_vml_cpu"},
-    {"rsqrt", U | FLOATS, NULL},
-    {"reciprocal", U | FLOATS, NULL},
-    {"sin", U | FLOATS, NULL},
-    {"cos", U | FLOATS, NULL},
-    {"tan", U | FLOATS, NULL},
-    {"tanh", U | FLOATS, NULL},
-    {"sinh", U | FLOATS, NULL},
-    {"cosh", U | FLOATS, NULL},
-    {"asin", U | FLOATS, NULL},
-    {"acos", U | FLOATS, NULL},
-    {"atan", U | FLOATS, NULL},
-    {"asinh", U | FLOATS, NULL},
-    {"acosh", U | FLOATS, NULL},
-    {"atanh", U | FLOATS, NULL},
-    {"sigmoid", U | FLOATS, NULL},
-    {"erf", U | FLOATS, NULL},
-    {"erfc", U | FLOATS, NULL},
-    {"erfinv", U | FLOATS, NULL},
-    {"lgamma", U | FLOATS, NULL},
-    {"digamma", U | FLOATS, NULL},
-    {"deg2rad", U | FLOATS, NULL},
-    {"rad2deg", U | FLOATS, NULL},
-    {"i0", U | FLOATS, NULL},
-    {"logit", U | FLOATS, NULL},
-    {"sinc", U | FLOATS, NULL},
-    {"sum", U, "sum_cpu"},
-    {"mean", U, "sum_cpu"}, /* its front end refuses an integer input, as PyTorch's */
-    {"prod", U, "prod_out_cpu"},
-    {"cumsum", U, "cumsum_out_cpu"},
-    {"sort", U, "sorting_kernel_method_name"},
-    {"argsort", U, "sorting_kernel_method_name"},
-    {"_unique2", U, "unique"},
-    {"unique_dim", U, "unique"},
-    {"isclose", U | PROMOTES, "mul_cpu_reduced_float"},
-    /* refused everywhere, with PyTorch's kernel names */
-    {"add", 0, "add_stub"},
-    {"add_", 0, "add_stub"},
-    {"sub", 0, "add_stub"},
-    {"sub_", 0, "add_stub"},
-    {"rsub", 0, "add_stub"},
-    {"neg", 0, "neg_cpu"},
-    {"sign", 0, "sign_cpu"},
-    {"lt", 0, "lt_cpu"},
-    {"le", 0, "le_cpu"},
-    {"gt", 0, "gt_cpu"},
-    {"ge", 0, "ge_cpu"},
-    {"maximum", 0, "maximum_cpu"},
-    {"minimum", 0, "minimum_cpu"},
-    {"clamp", 0, "clamp_scalar_cpu"},
-    {"clamp_min", 0, "clamp_min_scalar_cpu"},
-    {"clamp_max", 0, "clamp_max_scalar_cpu"},
-    {"max", 0, "max_all"},
-    {"min", 0, "min_all"},
-    {"amax", 0, "max_values_cpu"},
-    {"amin", 0, "min_values_cpu"},
-    {"argmax", 0, "argmax_cpu"},
-    {"argmin", 0, "argmin_cpu"},
-    {"max_dim", 0, "max_cpu"},
-    {"min_dim", 0, "min_cpu"},
-    {"topk", 0, "topk_cpu"},
-    {"nonzero", 0, "nonzero_count_cpu"},
-    {"count_nonzero", 0, "nonzero_count_cpu"},
-    {"gather", 0, "scatter_gather_tensor_cpu"},
-    {"scatter", 0, "scatter_gather_tensor_cpu"},
-    {"scatter_", 0, "scatter_gather_tensor_cpu"},
-    {"take", 0, "take_cpu"},
-    {"remainder", 0, "remainder_cpu"},
-    {"floor_divide", 0, "div_floor_cpu"},
-    {"bitwise_not", 0, "bitwise_not_cpu"},
-    {"bitwise_left_shift", 0, "lshift_cpu"},
-    {"bitwise_right_shift", 0, "rshift_cpu"},
-    {"frac", 0, "frac_cpu"},
-    {"square", 0, "pow"},
-    {"sgn", 0, "sign_cpu"},
-    {"logical_not", 0, "logical_not_cpu"},
-    {"logical_and", 0, "logical_and_cpu"},
-    {"logical_or", 0, "logical_or_cpu"},
-    {"softmax", 0, "softmax_lastdim_kernel_impl"},
-    {"arange", 0, "arange_cpu"},
-    {"linspace", 0, "linspace_cpu"},
-    {"addmv", 0, "addmv_impl_cpu"},
-    {"mv", 0, "addmv_impl_cpu"},
-    {"uniform_", 0, "check_uniform_bounds"},
-    {"rand", 0, "check_uniform_bounds"},
-    {"normal_", 0, "normal_kernel_cpu"},
-    {"randn", 0, "normal_kernel_cpu"},
-    {"relu", 0, "clamp_min_scalar_cpu"},
+/* each op's row, from its shell column: _ (none taken), SHELL(takes), or SHELL_AS(takes, kernel)
+ * where PyTorch's message names another kernel than the op's own (ops/elementwise.h's
+ * mt_ew_kernel_name for the elementwise family, else the op's name) */
+#define MT_SHELL__ {0, NULL}
+#define MT_SHELL_SHELL(takes) {takes, NULL}
+#define MT_SHELL_SHELL_AS(takes, kernel) {takes, kernel}
+static const shell_row rows[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) \
+    [MT_OP_##name] = MT_SHELL_##shell,
+#include "dispatch/ops.def"
+#undef MT_OP
 };
-
-/* rows by op, filled on first use: -1 for an op with no row (refused, named by itself) */
-static int row_of[MT_NUM_OPS];
-static pthread_once_t rows_once = PTHREAD_ONCE_INIT;
-
-static void
-index_rows(void)
-{
-    for (int op = 0; op < MT_NUM_OPS; op++) {
-        row_of[op] = -1;
-        for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-            if (strcmp(rows[r].op, mt_op_names[op]) == 0) {
-                row_of[op] = (int)r;
-            }
-        }
-    }
-}
 
 /* Whether a row takes dtype dt. */
 static bool
@@ -340,17 +141,17 @@ mt_shell_check(mt_op op, const mt_args *a, bool *guard)
         return MT_OK;
     }
     const mt_dtype dt = (mt_dtype)found;
-    pthread_once(&rows_once, index_rows);
-    const shell_row *r = row_of[op] >= 0 ? &rows[row_of[op]] : NULL;
-    const char *name = r && r->kernel ? r->kernel : mt_op_names[op];
+    const shell_row *r = &rows[op];
+    const char *name = r->kernel ? r->kernel : mt_ew_kernel_name(op);
+    name = name ? name : mt_op_names[op];
     if (mt_args_on_cuda(a)) {
         return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s' on the CUDA device",
                        mt_op_names[op], mt_dtype_scalar_name(dt));
     }
-    if (r && (r->takes & THROUGH)) {
+    if (r->takes & THROUGH) {
         return MT_OK;
     }
-    if (r && takes(r, dt) && (r->takes & PROMOTES)) {
+    if (takes(r, dt) && (r->takes & PROMOTES)) {
         mt_status st = check_promotion(a);
         if (st) {
             return st;
@@ -361,8 +162,7 @@ mt_shell_check(mt_op op, const mt_args *a, bool *guard)
         return mt_fail(MT_ENOTIMPL, "\"div_%s_cpu\" not implemented for '%s'", a->str[0],
                        mt_dtype_scalar_name(dt));
     }
-    if (r == NULL || !takes(r, dt) ||
-        (mt_dtype_is_float8(dt) && (r->takes & NO_NUM) && has_scalar_operand(a))) {
+    if (!takes(r, dt) || (mt_dtype_is_float8(dt) && (r->takes & NO_NUM) && has_scalar_operand(a))) {
         return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", name,
                        mt_dtype_scalar_name(dt));
     }
@@ -463,8 +263,7 @@ mt_shell_run(mt_op op, mt_args *a, unsigned mask, mt_shell_next next)
     if (orders(op) && a->t[0] && a->t[0]->dtype == MT_UINT64) {
         return run_flipped(op, a, mask, next);
     }
-    pthread_once(&rows_once, index_rows);
-    if (row_of[op] >= 0 && (rows[row_of[op]].takes & FLOATS)) {
+    if (rows[op].takes & FLOATS) {
         return run_in_float(op, a, mask, next);
     }
     return next(op, a, mask);

@@ -506,9 +506,16 @@ static const ew_row rows[MT_NUM_EW] = {
 
 /* each family op's row, plus one (0: no row) */
 static const short op_rows[MT_NUM_OPS] = {
-#define MT_EW_OP(op, row, flags, schema) [MT_OP_##op] = MT_EW_##row + 1,
+#define MT_EW_OP(op, row, flags, shell, schema) [MT_OP_##op] = MT_EW_##row + 1,
 #include "ops/elementwise.def"
 };
+
+const char *
+mt_ew_kernel_name(mt_op op)
+{
+    const int row = op_rows[op] - 1;
+    return row < 0 ? NULL : rows[row].kernel;
+}
 
 bool
 mt_ew_integers_to_float(mt_op op, const mt_args *a)

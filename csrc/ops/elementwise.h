@@ -44,6 +44,10 @@ mt_status mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev
  * exp): its row's dtype rule. False for an op outside the family. */
 bool mt_ew_integers_to_float(mt_op op, const mt_args *a);
 
+/* PyTorch's CPU kernel name of op's row (elementwise.def's kernel column), for "not implemented
+ * for" messages; NULL for an op outside the family. */
+const char *mt_ew_kernel_name(mt_op op);
+
 /* The Scalar arguments that PyTorch's kernels of op convert checked into the call's dtype or
  * into the dtype they compute it in (alpha, addcmul's value, clamp_min's bound, leaky_relu's
  * slope; pow's exponent and lerp's weight as numbers; masked_fill's 0-dim value): PyTorch's

@@ -198,7 +198,7 @@ static const ew_check row_checks[MT_NUM_EW] = {
 
 /* each family op's row's check; NULL for an op outside the family */
 static const ew_check *const op_checks[MT_NUM_OPS] = {
-#define MT_EW_OP(op, row, flags, schema) [MT_OP_##op] = &row_checks[MT_EW_##row],
+#define MT_EW_OP(op, row, flags, shell, schema) [MT_OP_##op] = &row_checks[MT_EW_##row],
 #include "ops/elementwise.def"
 };
 

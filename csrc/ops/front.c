@@ -202,6 +202,6 @@ const mt_front_fn mt_op_fronts[MT_NUM_OPS] = {
 };
 
 const bool mt_op_is_elementwise[MT_NUM_OPS] = {
-#define MT_EW_OP(op, row, flags, schema) [MT_OP_##op] = true,
+#define MT_EW_OP(op, row, flags, shell, schema) [MT_OP_##op] = true,
 #include "ops/elementwise.def"
 };

@@ -1,5 +1,6 @@
 /* The front ends of grid_sampler_2d and _3d and their backwards, for every device (PyTorch's checks of
- * GridSampler.cpp, in its order, and its messages), and affine_grid_generator, a composite as
+ * GridSampler.cpp, in its order, and its messages; the call's geometry, which every device's
+ * kernels read as a->plan->grid), and affine_grid_generator, a composite as
  * in ATen's AffineGridGenerator.cpp: a base grid of pixel centres in [-1, 1] (plus a column of
  * ones) times each theta transposed, through bmm, so autograd records theta's gradient. */
 #include "dispatch/kernels.h"
@@ -102,6 +103,31 @@ grid_backward_checks(const mt_args *a, int dims)
     return MT_OK;
 }
 
+/* The call's geometry for every device's kernels (core/grid_math.h): the sizes of input and
+ * grid, the modes, and the strides of input, grid and grad_output (go; NULL in a forward). */
+static mt_grid_geom
+grid_geom(const mt_args *a, const mt_tensor *go, const mt_tensor *in, const mt_tensor *grid)
+{
+    const int e = in->ndim - 4; /* 1 in 3-D: D and OD lead */
+    mt_grid_geom g = {.N = in->sizes[0],
+                      .C = in->sizes[1],
+                      .D = e ? in->sizes[2] : 1,
+                      .H = in->sizes[2 + e],
+                      .W = in->sizes[3 + e],
+                      .OD = e ? grid->sizes[1] : 1,
+                      .OH = grid->sizes[1 + e],
+                      .OW = grid->sizes[2 + e],
+                      .mode = (int)a->i[0],
+                      .padding = (int)a->i[1],
+                      .align = a->b[0]};
+    for (int d = 0; d < in->ndim; d++) {
+        g.is[d] = in->strides[d];
+        g.gs[d] = grid->strides[d];
+        g.os[d] = go ? go->strides[d] : 0;
+    }
+    return g;
+}
+
 /* The forward over dims spatial dims: its checks, then its result (N, C, [OD,] OH, OW) in
  * input's dtype. */
 static mt_status
@@ -112,6 +138,7 @@ grid_forward(const mt_args *a, mt_plan *p, int dims)
     if (st) {
         return st;
     }
+    p->grid = grid_geom(a, NULL, in, grid);
     int64_t sizes[5] = {in->sizes[0], in->sizes[1]};
     for (int d = 2; d < in->ndim; d++) {
         sizes[d] = grid->sizes[d - 1];
@@ -127,6 +154,7 @@ grid_backward(const mt_args *a, mt_plan *p, int dims)
     const mt_tensor *in = a->t[1], *grid = a->t[2];
     mt_status st = grid_backward_checks(a, dims);
     if (st == MT_OK) {
+        p->grid = grid_geom(a, a->t[0], in, grid);
         st = mt_front_output(p, in->dtype, in->ndim, in->sizes);
     }
     return st ? st : mt_front_output(p, in->dtype, grid->ndim, grid->sizes);

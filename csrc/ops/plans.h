@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/pool_window.h"   /* pool_geom, plain C for the CUDA kernels too */
+#include "core/grid_math.h"     /* mt_grid_geom, likewise */
 #include "core/resample_math.h" /* mt_resample_plan, likewise */
 #include "core/scalar.h"
 #include "core/tensor.h"
@@ -153,6 +154,7 @@ typedef struct mt_plan {
         conv3_geom conv3; /* conv3d */
         pool_geom pool; /* 2-D pooling and its backward ops: the windows */
         mt_resample_plan resample; /* the upsample ops and their backwards */
+        mt_grid_geom grid; /* grid_sampler_2d and _3d and their backwards */
         mt_norm_plan norm;
         mt_loss_plan loss;
         mt_along_plan along;

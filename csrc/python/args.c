@@ -845,7 +845,7 @@ out:
 }
 
 /* One C function per op for the method and function tables (PyMethodDef has no closure). */
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema)                              \
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema)                       \
     static PyObject *py_m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,   \
                                  PyObject *kwnames)                                         \
     {                                                                                       \
@@ -862,7 +862,7 @@ out:
 
 /* Methods exist for METHOD ops; the rest get a NULL-named entry skipped at registration. */
 PyMethodDef mt_py_tensor_op_methods[] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema)                  \
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema)           \
     {((flags) & METHOD) ? #name : "", (PyCFunction)(void (*)(void))py_m_##name, \
      METH_FASTCALL | METH_KEYWORDS, schema},
 #include "dispatch/ops.def"
@@ -872,7 +872,7 @@ PyMethodDef mt_py_tensor_op_methods[] = {
 
 /* Every op is a function of _C (minitorch/ re-exports the FUNCTION ones). */
 PyMethodDef mt_py_op_functions[] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
+#define MT_OP(name, cpu, cuda, composite, nout, flags, shell, schema) \
     {#name, (PyCFunction)(void (*)(void))py_f_##name, METH_FASTCALL | METH_KEYWORDS, schema},
 #include "dispatch/ops.def"
 #undef MT_OP

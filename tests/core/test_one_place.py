@@ -163,7 +163,9 @@ def test_front_ends_are_the_kinds_described():
 
 EW_DEF = ROOT / "csrc" / "ops" / "elementwise.def"
 OPS_DEF = ROOT / "csrc" / "dispatch" / "ops.def"
-EW_OP_ROW = re.compile(r'^MT_EW_OP\((\w+),\s*(\w+),\s*([^,"]+),\s*"((\w+)\(.*)"\)\s*$', re.M)
+# MT_EW_OP(op, row, flags, shell, schema); shell is _, SHELL(takes) or SHELL_AS(takes, "kernel")
+EW_OP_ROW = re.compile(r'^MT_EW_OP\((\w+),\s*(\w+),\s*([^,"]+),\s*(?:_|SHELL\([^)]*\)|SHELL_AS\([^)]*\)),\s*'
+                       r'"((\w+)\(.*)"\)\s*$', re.M)
 
 
 def gen_ops_api():
@@ -182,10 +184,13 @@ def ew_op_rows():
 
 
 def test_the_row_reader_sees_what_a_row_looks_like():
-    text = 'MT_EW_OP(hypot, hypot, METHOD | FUNCTION, "hypot(Tensor self, Tensor other, *, Tensor(a!)? out=None)")\n'
+    text = 'MT_EW_OP(hypot, hypot, METHOD | FUNCTION, _, "hypot(Tensor self, Tensor other, *, Tensor(a!)? out=None)")\n'
     (m,) = EW_OP_ROW.finditer(text)
     assert m.groups()[:3] == ("hypot", "hypot", "METHOD | FUNCTION") and m.group(5) == "hypot"
-    assert not list(EW_OP_ROW.finditer('MT_OP(hypot, CPU, _, _, 1, METHOD, "hypot(Tensor self)")\n'))
+    text = 'MT_EW_OP(mul, mul, METHOD, SHELL_AS(U | F, "mul_cpu_reduced_float"), "mul(Tensor self, Tensor other)")\n'
+    (m,) = EW_OP_ROW.finditer(text)
+    assert m.groups()[:3] == ("mul", "mul", "METHOD") and m.group(4) == "mul(Tensor self, Tensor other)"
+    assert not list(EW_OP_ROW.finditer('MT_OP(hypot, CPU, _, _, 1, METHOD, _, "hypot(Tensor self)")\n'))
 
 
 def test_every_elementwise_op_is_declared_by_exactly_one_row():
@@ -207,7 +212,8 @@ def test_every_elementwise_op_is_declared_by_exactly_one_row():
 def test_ops_def_takes_the_family_from_its_table_once():
     code = strip_comments(OPS_DEF.read_text())
     assert code.count('#include "ops/elementwise.def"') == 1
-    assert re.search(r"#define MT_EW_OP\(op, row, flags, schema\) MT_OP\(op, CPU, _, _, 1, flags, schema\)", code)
+    assert re.search(r"#define MT_EW_OP\(op, row, flags, shell, schema\) "
+                     r"MT_OP\(op, CPU, _, _, 1, flags, shell, schema\)", code)
 
 
 def test_every_consumer_reads_the_one_row():
