@@ -7,6 +7,8 @@ from __future__ import annotations
 import numbers
 from typing import Any, Optional
 
+import numpy as np
+
 from . import _C
 
 # name -> dtype, PyTorch's legacy type names
@@ -55,6 +57,11 @@ def new(dtype: Optional[Any], device_type: str, args: tuple, device: Any = None)
         data = args[0]
         if isinstance(data, (numbers.Number, str)) or data is None:
             raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+        if isinstance(data, np.ndarray):
+            # PyTorch's legacy constructors do not copy a NumPy array: the tensor shares its memory
+            # where dtype and device already agree (a write on one side shows on the other), and
+            # a read-only array gets from_numpy's warning
+            return _C.from_numpy(data).to(device=device, dtype=make)
         return _C.tensor(data, dtype=make, device=device)
     got = ", ".join(type(a).__name__ for a in args)
     raise TypeError(f"new() received an invalid combination of arguments - got ({got}), but expected one of:\n"

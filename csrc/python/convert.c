@@ -560,13 +560,18 @@ buffer_dtype(PyObject *arr, const Py_buffer *v, mt_dtype *dt)
             break;
         }
     }
+    /* PyTorch names the dtype's scalar type as NumPy spells it: numpy.object_, numpy.str_ */
     PyObject *np_dtype = PyObject_GetAttrString(arr, "dtype");
+    PyObject *scalar = np_dtype ? PyObject_GetAttrString(np_dtype, "type") : NULL;
     PyErr_Clear();
+    const char *name = scalar && PyType_Check(scalar) ? ((PyTypeObject *)scalar)->tp_name
+                                                      : Py_TYPE(arr)->tp_name;
     PyErr_Format(PyExc_TypeError,
-                 "can't convert np.ndarray of type %S. The only supported types are: float64, "
+                 "can't convert np.ndarray of type %s. The only supported types are: float64, "
                  "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
                  "uint32, uint16, uint8, and bool.",
-                 np_dtype ? np_dtype : (PyObject *)Py_TYPE(arr));
+                 name);
+    Py_XDECREF(scalar);
     Py_XDECREF(np_dtype);
     return -1;
 }

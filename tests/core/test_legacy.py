@@ -65,6 +65,67 @@ def test_tensor_of_a_tensor_shares_its_memory_and_grad():
     assert y is not x and y.requires_grad and y.data_ptr() == x.data_ptr()
 
 
+# each case: a legacy constructor name and a NumPy array given to it
+ARRAYS = {
+    "tensor_float32": ("Tensor", lambda: np.arange(6, dtype=np.float32).reshape(2, 3)),
+    "tensor_transposed": ("Tensor", lambda: np.arange(6, dtype=np.float32).reshape(2, 3).T),
+    "tensor_float64": ("Tensor", lambda: np.arange(3, dtype=np.float64)),
+    "tensor_int64": ("Tensor", lambda: np.arange(3)),
+    "tensor_bool": ("Tensor", lambda: np.array([True, False])),
+    "tensor_0d": ("Tensor", lambda: np.array(2.5, dtype=np.float32)),
+    "float_tensor": ("FloatTensor", lambda: np.ones(3, dtype=np.float32)),
+    "long_tensor": ("LongTensor", lambda: np.arange(4).reshape(2, 2)[:, 1]),
+    "long_from_float": ("LongTensor", lambda: np.array([1.7, -2.5])),
+    "double_tensor": ("DoubleTensor", lambda: np.ones(2)),
+    "byte_tensor": ("ByteTensor", lambda: np.array([1, 2], dtype=np.uint8)),
+}
+
+
+@pytest.mark.parametrize("case", ARRAYS)
+def test_legacy_constructor_shares_a_numpy_arrays_memory_like_torch(case):
+    """Tensor(ndarray) and FloatTensor(ndarray) do not copy: a write to the array shows in the
+    tensor and back, where the dtype already agrees; otherwise they copy, as PyTorch's do."""
+    torch = pytest.importorskip("torch")
+    name, make = ARRAYS[case]
+    results = []
+    for lib in (torch, minitorch):
+        a = make()
+        t = getattr(lib, name)(a)
+        before = t.tolist()
+        a[(0,) * a.ndim] = 9  # a write to the array's first element
+        t[(-1,) * t.dim()] = 7  # and one to the tensor's last
+        results.append((repr(t.dtype).split(".")[-1], tuple(t.shape), before, t.tolist(), a.tolist()))
+    assert results[1] == results[0]
+
+
+def test_legacy_constructor_warns_on_a_read_only_array_once(tmp_path):
+    """A read-only array: the tensor would share memory it must not write, so PyTorch warns once
+    per process (a child process here, the warning being once)."""
+    import subprocess
+    import sys
+
+    from helpers import child_env
+
+    code = ("import warnings, numpy as np, minitorch\n"
+            "a = np.broadcast_to(np.arange(3, dtype=np.float32), (2, 3))\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    t = minitorch.Tensor(a); minitorch.FloatTensor(a)\n"
+            "print(len(w), 'array is not writable' in str(w[0].message), t.tolist())\n")
+    out = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True, timeout=120)
+    assert out.stdout.split("\n")[0] == "1 True [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]", out.stderr
+
+
+@pytest.mark.parametrize("bad", [np.array([1, "a"], dtype=object), np.array(["a"]), np.arange(3.0)[::-1]])
+def test_legacy_constructor_refuses_arrays_as_torch(bad):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as want:
+        torch.Tensor(bad)
+    with pytest.raises(type(want.value)) as got:
+        minitorch.Tensor(bad)
+    assert str(got.value) == str(want.value)
+
+
 def test_variable_is_a_tensor_with_requires_grad():
     x = minitorch.ones(2)
     v = minitorch.autograd.Variable(x, requires_grad=True)
