@@ -264,12 +264,14 @@ KERNEL_ALLOCATIONS = {
     "csrc/cpu/attention.c": 1, "csrc/cpu/conv.c": 3,
     "csrc/cpu/conv_backward.c": 5,  # + conv3d's weight gradient's vol2col block: a workspace
     "csrc/cpu/conv_direct.c": 6, "csrc/cpu/conv_nhwc.c": 2,
-    "csrc/cpu/copy.c": 1, "csrc/cpu/conv_depthwise.c": 2,  # its packed weights: workspaces
+    "csrc/cpu/copy.c": 1,
+    "csrc/cpu/conv_depthwise.c": 3,  # its packed weights and the NCHW kernel's padded planes: workspaces
     "csrc/cpu/gamma.c": 1, "csrc/cpu/index.c": 1,
     "csrc/cpu/lapack.c": 1, "csrc/cpu/nn.c": 1,
     "csrc/cpu/reduce.c": 2, "csrc/cpu/reduce_two_pass.c": 1,  # about()'s, moved from reduce.c
     "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 1,
-    "csrc/cpu/sort.c": 3, "csrc/cpu/stats.c": 1, "cuda/blas.c": 3, "cuda/conv.c": 1,
+    "csrc/cpu/sort.c": 3, "csrc/cpu/stats.c": 1, "cuda/conv.c": 1,
+    "cuda/blas.c": 4,  # + a complex beta as a 0-dim device tensor (k = 0 products): a workspace
     "cuda/conv_gemm.c": 2, "cuda/elementwise.c": 1, "cuda/ops.c": 3, "cuda/ops_index.c": 1,
     "cuda/ops_nn.c": 3, "cuda/ops_norm.c": 3, "cuda/ops_optim.c": 1, "cuda/ops_random.c": 1,
     "cuda/ops_reduce.c": 2, "cuda/ops_select.c": 1, "cuda/ops_shape.c": 1, "cuda/ops_sort.c": 4,
