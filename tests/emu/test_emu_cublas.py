@@ -1,9 +1,9 @@
-"""The emulated cuBLAS (cuda/emu/cublas.c) on its own, against NumPy: cublas.c is compiled with a
-small stand-in for the emulated runtime (the registry of device blocks, streams, the current
-device; written below) into a shared library driven through ctypes, with NumPy arrays registered
-as device memory. Column-major layouts, transposes, leading dimensions, increments (negative and
-zero), strides, pointer modes, the documented INVALID_VALUE checks and the emulation's
-EXECUTION_FAILED checks. Skips without gcc."""
+"""The emulated cuBLAS (cuda/emu/cublas.c, its complex products cublas_complex.c) on its own, against
+NumPy: both are compiled with a small stand-in for the emulated runtime (the registry of device
+blocks, streams, the current device; written below) into a shared library driven through ctypes,
+with NumPy arrays registered as device memory. Column-major layouts, transposes, leading dimensions,
+increments (negative and zero), strides, pointer modes, the documented INVALID_VALUE checks and the
+emulation's EXECUTION_FAILED checks. Skips without gcc."""
 import ctypes
 import os
 import shutil
@@ -98,7 +98,8 @@ def lib(tmp_path_factory):
     emu = os.path.join(ROOT, "cuda", "emu")
     subprocess.run([gcc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
                     "-I", os.path.join(emu, "include"), "-I", emu, "-I", os.path.join(ROOT, "csrc"),
-                    os.path.join(emu, "cublas.c"), str(d / "stub.c"), "-o", str(so), "-lpthread", "-lm"],
+                    os.path.join(emu, "cublas.c"), os.path.join(emu, "cublas_complex.c"), str(d / "stub.c"),
+                    "-o", str(so), "-lpthread", "-lm"],
                    check=True, env=plain_env())  # csrc: core/math.h's GELU for the GELU epilogue
     lib = ctypes.CDLL(str(so))
     lib.stub_register.argtypes = [P, ctypes.c_size_t, I]
