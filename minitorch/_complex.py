@@ -68,7 +68,7 @@ def sgn(input, *, out=None):
         return handle_torch_function(sgn, (input,), input, **({} if out is None else {"out": out}))
     _check("sgn", input)
     if not input.dtype.is_complex:
-        return _to_out(_C.sign(input), out) if out is not None else _C.sign(input)
+        return _to_out(_C.sign(input), out)
     zero = input == 0
     nonzero = _C.where(zero, 1, input)
     return _to_out(_C.where(zero, 0, nonzero / nonzero.abs()), out)
