@@ -34,7 +34,9 @@
 /* Up to this many taps the direct path is taken at any width (im2col + gemm took 2-4x its time
  * on (N, 3..16, 14..64, 14..64) 3x3 and 5x5 and on (8, 4, 16, 16, 16) 3x3x3, one thread). Beyond
  * it, where the rows fill the vectors: at K = 576..2304 on 14x14..56x56 it took 0.5-0.75x of
- * im2col + gemm's time, at 7x7 (two rows to a vector, 14 lanes of 16) 0.55x. */
+ * im2col + gemm's time (per image). conv.c's deep-layer rule sends small planes (under 64
+ * pixels: 7x7) and, on one thread, strided planes of more than 256 taps to im2col + one gemm
+ * over all images instead, which beat this kernel there. */
 #define DIRECT_FEW_TAPS 256
 /* Most bytes of the padded copy of the input: images go through a chunk at a time */
 #define PAD_BYTES (8 << 20)
