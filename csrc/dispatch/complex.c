@@ -8,13 +8,14 @@
  * (hypot of the parts), sum, mean and cumsum (each part alike, on the real view; a real input
  * cast first when dtype= is complex), the matrix products (four real products of the parts;
  * addmm, addmv and baddbmm add beta * self to one), var and std (the parts' variances summed),
- * the norms (of abs), any, all and the logical ops (of t != 0) and the uniform_ and normal_ fills (on the real view), so their gradients
- * come from those ops' rows.
+ * the norms (of abs), any, all and the logical ops (of t != 0) and the uniform_ and normal_ fills
+ * (on the real view), so their gradients come from those ops' rows. The matrix products of one
+ * complex dtype run as their device's BLAS kernel (blas_takes); the real products remain where
+ * the dtypes differ (a real self of addmm) or the CUDA build has no cuBLAS.
  * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for (sign
- * with its own, pointing at sgn). On the CUDA device a matrix product that records no gradient
- * is cuBLAS's complex gemm (cuda_gemm_takes), and any other call runs as cuda_complex (below)
- * says: the backend's complex kernels, the real views, or the host. Nothing here computes an
- * element. */
+ * with its own, pointing at sgn). On the CUDA device any other call runs as cuda_complex
+ * (below) says: the backend's complex kernels, the real views, or the host. Nothing here
+ * computes an element. */
 #include "dispatch/complex.h"
 
 #include <math.h>
@@ -570,24 +571,33 @@ mt_complex_refuse_cuda(mt_op op)
                    mt_op_names[op]);
 }
 
-/* Whether a complex matrix product on the CUDA device runs as cuBLAS's cublasCgemm or
- * cublasZgemm (cuda/blas.c's mm, bmm, addmm and baddbmm, and matmul's composite through them)
- * rather than as complex_product's real products: its tensors of one complex dtype, the backend
- * built with cuBLAS, and no gradient to record (autograd/formulas.c's gradients of the products
- * conjugate nothing, as a complex one needs: recorded, the real products give the gradient). */
+/* Whether a complex matrix product runs as its device's BLAS kernel, one complex gemm, gemv or
+ * dot (OpenBLAS's cblas_zgemm on the CPU, cublasZgemm, cublasZgemv, cublasZdotu on the CUDA
+ * device; csrc/cpu/blas.c, cuda/blas.c), rather than as complex_product's real products: mm,
+ * bmm, addmm, baddbmm, mv, addmv, dot (and matmul's composite through them), its tensors of one
+ * complex dtype on one device whose backend has the kernel (a CUDA build without cuBLAS has
+ * none). One that records a gradient goes to autograd first, whose formulas
+ * (autograd/formulas.c) take the conjugate transposes PyTorch's do: each gradient is one
+ * complex product too. */
 static bool
-cuda_gemm_takes(mt_op op, const mt_args *a)
+blas_takes(mt_op op, const mt_args *a, bool on_cuda)
 {
-    const bool add = op == MT_OP_addmm || op == MT_OP_baddbmm;
-    if (!(add || op == MT_OP_mm || op == MT_OP_bmm || op == MT_OP_matmul) ||
-        mt_kernel_for(op == MT_OP_matmul ? MT_OP_mm : op, MT_KEY_CUDA)->fn == NULL ||
-        needs_grad(a)) {
+    static const mt_op three[] = {MT_OP_addmm, MT_OP_baddbmm, MT_OP_addmv};
+    static const mt_op two[] = {MT_OP_mm, MT_OP_bmm, MT_OP_matmul, MT_OP_mv, MT_OP_dot};
+    int n = 0;
+    for (int k = 0; k < 3; k++) {
+        n = op == three[k] ? 3 : n;
+    }
+    for (int k = 0; k < 5; k++) {
+        n = op == two[k] ? 2 : n;
+    }
+    const mt_key key = on_cuda ? MT_KEY_CUDA : MT_KEY_CPU;
+    if (n == 0 || mt_kernel_for(op == MT_OP_matmul ? MT_OP_mm : op, key)->fn == NULL) {
         return false;
     }
-    const int n = add ? 3 : 2;
     for (int k = 0; k < n; k++) {
         if (a->t[k] == NULL || a->t[k]->dtype != a->t[0]->dtype ||
-            mt_tensor_device(a->t[k]).type != MT_CUDA) {
+            mt_tensor_device(a->t[k]).type != (on_cuda ? MT_CUDA : MT_CPU)) {
             return false;
         }
     }
@@ -616,8 +626,8 @@ mt_complex_dispatch(mt_op op, mt_args *a, bool *handled)
     if ((mt_op_flags[op] & COMPLEX) && !on_cuda) {
         return MT_OK;
     }
-    if (on_cuda && cuda_gemm_takes(op, a)) {
-        return MT_OK; /* the backend's cuBLAS kernel, or matmul's composite */
+    if (blas_takes(op, a, on_cuda)) {
+        return MT_OK; /* the backend's BLAS kernel, or matmul's composite */
     }
     mt_status (*form)(mt_op, mt_args *) = form_of(op, a);
     if (form) { /* on every device: its ops come back here */
