@@ -19,7 +19,6 @@
 #include "dispatch/complex.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "dispatch/backend.h"
 #include "ops/front.h"
@@ -447,20 +446,16 @@ static const mt_op cuda_complex_kernels[] = {MT_OP_fill_,         MT_OP_cat,    
 /* Whether the CUDA backend's kernel of op takes this call's complex tensors as they are: the
  * elementwise family (cuda/kernels.cu has a complex64 and a complex128 loop for each
  * MT_EW_COMPLEX row of ops/elementwise.def, the rows whose ops have COMPLEX in their flags) and
- * cuda_complex_kernels, but scatter's reduce="multiply" (the device has no atomic complex
- * product: that one runs on the host). */
+ * cuda_complex_kernels (scatter's reduce="multiply" too: with no atomic complex product,
+ * cuda/index.cu multiplies each destination by one thread, in index order, deterministic). */
 static bool
-cuda_kernel_takes_complex(mt_op op, const mt_args *a)
+cuda_kernel_takes_complex(mt_op op)
 {
     if (!(mt_op_flags[op] & COMPLEX) || mt_kernel_for(op, MT_KEY_CUDA)->fn == NULL) {
         return false;
     }
     if (mt_op_is_elementwise[op]) {
         return true;
-    }
-    if ((op == MT_OP_scatter || op == MT_OP_scatter_) && a->str[0] &&
-        strcmp(a->str[0], "multiply") == 0) {
-        return false;
     }
     for (size_t k = 0; k < sizeof(cuda_complex_kernels) / sizeof(cuda_complex_kernels[0]); k++) {
         if (cuda_complex_kernels[k] == op) {
@@ -540,7 +535,7 @@ needs_grad(const mt_args *a)
  * composite, on the device, whose ops come back here; any other op on the host. An op autograd
  * records (a formula of its own, a tensor that requires grad) goes to autograd first, which
  * calls it again below itself with grad mode off. Each op on the host is a TODO for a CUDA
- * kernel: the FFTs (no cuFFT in this build), scatter's multiply, the linear algebra. */
+ * kernel: the FFTs (no cuFFT in this build), the linear algebra. */
 static mt_status
 cuda_complex(mt_op op, mt_args *a, bool *handled)
 {
@@ -551,7 +546,7 @@ cuda_complex(mt_op op, mt_args *a, bool *handled)
         *handled = true;
         return cuda_complex_copy(a);
     }
-    if (op == MT_OP_empty || cuda_kernel_takes_complex(op, a)) {
+    if (op == MT_OP_empty || cuda_kernel_takes_complex(op)) {
         return MT_OK;
     }
     if ((mt_op_flags[op] & COMPLEX) && mt_kernel_for(op, MT_KEY_CUDA)->fn == NULL &&
