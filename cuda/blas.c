@@ -1,8 +1,9 @@
 /* The matrix products on cuBLAS: mm and addmm (cublas<t>gemm; one row goes to gemv, as in
  * PyTorch), mv and addmv (gemv), bmm and baddbmm (gemmStridedBatched) and dot (cublas<t>dot,
- * its result left on the device), float32 and float64; mm, addmm, bmm and baddbmm also
- * complex64 and complex128 (cublasCgemm and cublasZgemm, their strided-batched forms, complex
- * alpha and beta; dispatch/complex.c sends the products that record no gradient here). addmm
+ * its result left on the device), float32 and float64, and complex64 and complex128
+ * (cublasCgemm and cublasZgemm and their strided-batched forms, cublasCgemv and cublasZgemv,
+ * cublasCdotu and cublasZdotu; complex alpha and beta; dispatch/complex.c sends the complex
+ * products here, and autograd's gradients of them are such products too). addmm
  * with a bias vector (linear's input @ weight^T + bias) is one cublasLtMatmul with the bias as
  * its epilogue (CUBLASLT_EPILOGUE_BIAS), as PyTorch's gemm_and_bias: no copy of the bias into
  * the output first; _addmm_activation's ReLU or GELU joins it (RELU_BIAS, GELU_BIAS). Under
@@ -319,10 +320,38 @@ out_release:
     return st;
 }
 
+// complex64 or complex128 y = alpha op(A) x + beta y, A (rows, cols) column-major (ld lda):
+// cublasCgemv or cublasZgemv, complex alpha and beta
+static mt_status
+complex_gemv(cublasHandle_t h, mt_dtype dt, cublasOperation_t op, int rows, int cols,
+             mt_scalar alpha, const void *A, int lda, const void *x, int incx, mt_scalar beta,
+             void *y)
+{
+    double ar = mt_scalar_to_double(alpha), ai = alpha.is_complex ? alpha.imag : 0;
+    double br = mt_scalar_to_double(beta), bi = beta.is_complex ? beta.imag : 0;
+    if (dt == MT_COMPLEX64) {
+        cuComplex al = {(float)ar, (float)ai}, be = {(float)br, (float)bi};
+        return mt_cublas_check(cublasCgemv(h, op, rows, cols, &al, A, lda, x, incx, &be, y, 1));
+    }
+    cuDoubleComplex al = {ar, ai}, be = {br, bi};
+    return mt_cublas_check(cublasZgemv(h, op, rows, cols, &al, A, lda, x, incx, &be, y, 1));
+}
+
+/* The exported symbol of dt's gemv (the profiler's name). */
+static const char *
+gemv_name(mt_dtype dt)
+{
+    return dt == MT_FLOAT32     ? "cublasSgemv_v2"
+           : dt == MT_FLOAT64   ? "cublasDgemv_v2"
+           : dt == MT_COMPLEX64 ? "cublasCgemv_v2"
+                                : "cublasZgemv_v2";
+}
+
 // M (r, c) with strides (s0, s1), x (c) with stride incx -> y (r) contiguous: y = al M x + be y
 static mt_status
-gemv(mt_tensor *M, mt_tensor *x, mt_tensor *y, double alpha, double beta)
+gemv(mt_tensor *M, mt_tensor *x, mt_tensor *y, mt_scalar alpha_v, mt_scalar beta_v)
 {
+    double alpha = mt_scalar_to_double(alpha_v), beta = mt_scalar_to_double(beta_v);
     int64_t r = M->sizes[0], c = M->sizes[1];
     if (r == 0) {
         return MT_OK;
@@ -334,7 +363,7 @@ gemv(mt_tensor *M, mt_tensor *x, mt_tensor *y, double alpha, double beta)
         return st;
     }
     if (c == 0) {
-        return scale(h, y, mt_scalar_float(beta));
+        return scale(h, y, beta_v);
     }
     if ((st = usable(M, &tm, &m_use)) || (st = usable_vec(x, &tx, &x_use))) {
         goto out_release;
@@ -353,8 +382,10 @@ gemv(mt_tensor *M, mt_tensor *x, mt_tensor *y, double alpha, double beta)
     int incx = inc_of(x_use);
     const void *mp = mt_tensor_data(m_use), *xp = mt_tensor_data(x_use);
     void *yp = mt_tensor_data(y);
-    mt_cuda_span span = library_begin(y->dtype == MT_FLOAT32 ? "cublasSgemv_v2" : "cublasDgemv_v2");
-    if (y->dtype == MT_FLOAT32) {
+    mt_cuda_span span = library_begin(gemv_name(y->dtype));
+    if (mt_dtype_is_complex(y->dtype)) {
+        st = complex_gemv(h, y->dtype, op, rows, cols, alpha_v, mp, (int)ld, xp, incx, beta_v, yp);
+    } else if (y->dtype == MT_FLOAT32) {
         float al = (float)alpha, be = (float)beta;
         st = mt_cublas_check(
             cublasSgemv(h, op, rows, cols, &al, mp, (int)ld, xp, incx, &be, yp, 1));
@@ -369,7 +400,7 @@ out_release:
     return st;
 }
 
-/* cuBLAS's products here are of float and double (and complex: gemm_dtype); kernel: PyTorch's
+/* cuBLAS's products here are of float and double, and complex (gemm_dtype); kernel: PyTorch's
  * CUDA kernel name in its "not implemented" error */
 static mt_status
 check_float(const char *kernel, mt_dtype dt)
@@ -377,7 +408,8 @@ check_float(const char *kernel, mt_dtype dt)
     return dt != MT_FLOAT32 && dt != MT_FLOAT64 ? mt_fail_not_implemented(kernel, "", dt) : MT_OK;
 }
 
-/* check_float for the gemm products, which also take complex64 and complex128 */
+/* check_float for the products that also take complex64 and complex128 (all but the cuBLASLt
+ * epilogue's) */
 static mt_status
 gemm_dtype(const char *kernel, mt_dtype dt)
 {
@@ -392,7 +424,6 @@ product(mt_tensor *m1, mt_tensor *m2, mt_tensor *out, mt_scalar alpha_v, mt_scal
     if (m1->sizes[0] != 1 || mt_dtype_is_complex(out->dtype)) {
         return gemm(m1, m2, out, alpha_v, beta_v);
     }
-    double alpha = mt_scalar_to_double(alpha_v), beta = mt_scalar_to_double(beta_v);
     /* out (1,n) = m1 (1,k) @ m2 (k,n): out^T = m2^T m1^T, gemv with the (n,k) matrix m2^T */
     mt_tensor *m2t = NULL, *x = NULL, *y = NULL;
     int64_t st_t[2] = {m2->strides[1], m2->strides[0]}, sz_t[2] = {m2->sizes[1], m2->sizes[0]};
@@ -403,7 +434,7 @@ product(mt_tensor *m1, mt_tensor *m2, mt_tensor *out, mt_scalar alpha_v, mt_scal
         (st = mt_tensor_view(out, 1, &out->sizes[1], &one, out->offset, &y))) {
         goto out_release;
     }
-    st = gemv(m2t, x, y, alpha, beta);
+    st = gemv(m2t, x, y, alpha_v, beta_v);
 out_release:
     mt_tensor_clear(&m2t);
     mt_tensor_clear(&x);
@@ -602,25 +633,25 @@ mt_cuda__addmm_activation(mt_args *a)
 
 /* out (m) = beta self + alpha mat @ vec; self NULL (mv) or broadcast to (m) */
 static mt_status
-matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, double beta, double alpha)
+matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, mt_scalar beta, mt_scalar alpha)
 {
     mt_tensor *out = a->out[0];
-    mt_status st = check_float("addmv_impl_cuda", mat->dtype);
+    mt_status st = gemm_dtype("addmv_impl_cuda", mat->dtype);
     if (st) {
         return st;
     }
     /* beta == 0 ignores self entirely, NaN included, as BLAS and PyTorch do */
-    if (self != NULL && beta != 0 && (st = mt_cuda_copy_into(out, self))) {
+    if (self != NULL && !is_zero(beta) && (st = mt_cuda_copy_into(out, self))) {
         return st;
     }
-    return gemv(mat, vec, out, alpha, self != NULL ? beta : 0.0);
+    return gemv(mat, vec, out, alpha, self != NULL ? beta : mt_scalar_float(0.0));
 }
 
 // self (m,k), vec (k) -> out (m) = self @ vec
 mt_status
 mt_cuda_mv(mt_args *a)
 {
-    return matvec(a, NULL, a->t[0], a->t[1], 0.0, 1.0);
+    return matvec(a, NULL, a->t[0], a->t[1], mt_scalar_float(0.0), mt_scalar_float(1.0));
 }
 
 // self broadcast to (m), mat (m,k), vec (k) -> out (m) = beta self + alpha mat @ vec
@@ -628,8 +659,7 @@ mt_status
 mt_cuda_addmv(mt_args *a)
 {
     const mt_product_plan *p = &a->plan->product;
-    return matvec(a, a->t[0], a->t[1], a->t[2], mt_scalar_to_double(p->beta),
-                  mt_scalar_to_double(p->alpha));
+    return matvec(a, a->t[0], a->t[1], a->t[2], p->beta, p->alpha);
 }
 
 /* out (b,m,n) = beta self + alpha b1 @ b2 for each b; self NULL (bmm) or broadcast to it */
@@ -687,10 +717,18 @@ dot_into(mt_tensor *x, mt_tensor *y, mt_tensor *out)
     }
     const void *xp = mt_tensor_data(xu), *yp = mt_tensor_data(yu);
     void *r = mt_tensor_data(out);
-    mt_cuda_span span = library_begin(out->dtype == MT_FLOAT32 ? "cublasSdot_v2" : "cublasDdot_v2");
-    st = out->dtype == MT_FLOAT32
-             ? mt_cublas_check(cublasSdot(h, (int)n, xp, inc_of(xu), yp, inc_of(yu), r))
-             : mt_cublas_check(cublasDdot(h, (int)n, xp, inc_of(xu), yp, inc_of(yu), r));
+    const int ix = inc_of(xu), iy = inc_of(yu);
+    static const char *const names[4] = {"cublasSdot_v2", "cublasDdot_v2", "cublasCdotu_v2",
+                                         "cublasZdotu_v2"};
+    const mt_dtype dt = out->dtype;
+    mt_cuda_span span = library_begin(names[dt == MT_FLOAT32     ? 0
+                                            : dt == MT_FLOAT64   ? 1
+                                            : dt == MT_COMPLEX64 ? 2
+                                                                 : 3]);
+    st = dt == MT_FLOAT32     ? mt_cublas_check(cublasSdot(h, (int)n, xp, ix, yp, iy, r))
+         : dt == MT_FLOAT64   ? mt_cublas_check(cublasDdot(h, (int)n, xp, ix, yp, iy, r))
+         : dt == MT_COMPLEX64 ? mt_cublas_check(cublasCdotu(h, (int)n, xp, ix, yp, iy, r))
+                              : mt_cublas_check(cublasZdotu(h, (int)n, xp, ix, yp, iy, r));
     mt_cuda_span_end(&span);
 out_release:
     mt_tensor_clear(&tx);
@@ -702,7 +740,7 @@ out_release:
 mt_status
 mt_cuda_dot(mt_args *a)
 {
-    mt_status st = check_float("dot", a->t[0]->dtype);
+    mt_status st = gemm_dtype("dot", a->t[0]->dtype);
     return st ? st : dot_into(a->t[0], a->t[1], a->out[0]);
 }
 

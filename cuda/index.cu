@@ -138,6 +138,53 @@ move_kernel(mt_cuda_move p)
     }
 }
 
+// Mode 3 (scatter's multiply) of complex T, deterministic: there is no atomic complex product,
+// and a product's rounding depends on its order. dst's one dim of stride 0 (size > 1) is the
+// scatter's dim z: the elements of one line along z (the others' coordinates fixed) are the only
+// ones that may name the same element of dst (dst + pos * step). The first of a line to name an
+// element multiplies it by the src of each of them, in order along z, as the CPU's loop does
+// (in complex128); the others do nothing. A line of J elements costs O(J^2) reads of pos.
+template <typename T>
+__global__ void
+multiply_lines_kernel(mt_cuda_move p)
+{
+    int z = -1;
+    for (int d = 0; d < p.ndim; d++) {
+        z = z < 0 && p.strides[0][d] == 0 && p.sizes[d] > 1 ? d : z;
+    }
+    MT_CUDA_GRID_STRIDE(i, p.n)
+    {
+        int64_t off[3] = {0, 0, 0}, rest = i, kz = 0;
+        for (int d = p.ndim - 1; d >= 0; d--) {
+            const int64_t k = rest % p.sizes[d];
+            rest /= p.sizes[d];
+            kz = d == z ? k : kz;
+            for (int o = 0; o < 3; o++) {
+                off[o] += k * p.strides[o][d];
+            }
+        }
+        const int64_t at = p.pos[off[2]];
+        const int64_t len = z < 0 ? 1 : p.sizes[z];
+        const int64_t s1 = z < 0 ? 0 : p.strides[1][z], s2 = z < 0 ? 0 : p.strides[2][z];
+        const int64_t src0 = off[1] - kz * s1, pos0 = off[2] - kz * s2; // the line's start
+        bool first = at != MT_CUDA_BAD_POSITION;
+        for (int64_t j = 0; j < kz && first; j++) {
+            first = p.pos[pos0 + j * s2] != at;
+        }
+        if (!first) {
+            continue; // an earlier element of the line multiplies this one's destination
+        }
+        T *out = (T *)(p.dst + off[0] * (int64_t)sizeof(T) + at * p.step);
+        mt_z128 x = as_<mt_z128>(load_(out));
+        for (int64_t j = kz; j < len; j++) {
+            if (p.pos[pos0 + j * s2] == at) {
+                x = x * as_<mt_z128>(load_((const T *)p.src + src0 + j * s1));
+            }
+        }
+        *out = as_<T>(x);
+    }
+}
+
 __global__ void
 range_check_kernel(int64_t *v, int64_t n, int64_t lo, int64_t hi, mt_cuda_assert_record *rec,
                    int kind)
@@ -168,8 +215,8 @@ add_offsets_kernel(int64_t *pos, const int64_t *v, int64_t n, int64_t size, int6
 #define M(T, Mode) MT_KERNEL_PTR(move_kernel<T, Mode>)
 // moves by width for take and put (bool, the one 1-byte dtype, normalised as it is read; a
 // complex64 as 8 bytes, a complex128 as 16), by dtype for the reductions; the complex dtypes
-// add (scatter_add, index_put_'s accumulate) but have no atomic product (dispatch/complex.c
-// runs scatter's multiply of complex tensors on the host) nor order. Positional, in mt_dtype
+// add (scatter_add, index_put_'s accumulate) and multiply (scatter's multiply, by lines:
+// multiply_lines_kernel) but have no order. Positional, in mt_dtype
 // order: the five small dtypes between float64 and complex64 reach no kernel here
 // (dispatch/widen.c computes them in a wider dtype).
 static_assert(MT_FLOAT64 == 4 && MT_COMPLEX64 == 10 && MT_COMPLEX128 == 11,
@@ -185,7 +232,8 @@ static const void *const move_kernels[6][MT_NUM_DTYPES] = {
     BY_WIDTH(1),
     {M(bool, 2), M(int32_t, 2), M(int64_t, 2), M(float, 2), M(double, 2), SMALL, M(mt_z64, 2),
      M(mt_z128, 2)},
-    BY_DTYPE(3),
+    {M(bool, 3), M(int32_t, 3), M(int64_t, 3), M(float, 3), M(double, 3), SMALL,
+     MT_KERNEL_PTR(multiply_lines_kernel<mt_z64>), MT_KERNEL_PTR(multiply_lines_kernel<mt_z128>)},
     BY_DTYPE(4),
     BY_DTYPE(5),
 };

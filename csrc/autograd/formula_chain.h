@@ -37,6 +37,21 @@ conj_of(tmp *s, mt_tensor *t)
     return t == NULL || !mt_dtype_is_complex(t->dtype) ? t : un(s, MT_OP_conj_physical, t);
 }
 
+/* x * conj(v), v a product's alpha or beta (1 when None): the gradient of v * x is conj(v) * g;
+ * x itself when v is 1 */
+static inline mt_tensor *
+times_conj(tmp *s, mt_tensor *x, mt_scalar v)
+{
+    if (!v.is_complex || v.imag == 0) {
+        return scaled(s, x, mt_scalar_is_none(v) ? 1.0 : mt_scalar_to_double(v));
+    }
+    mt_tensor *r = NULL;
+    mt_scalar c = v;
+    c.imag = -v.imag;
+    mt_tensor *k = s->st ? NULL : own(s, mt_tensor_scalar(c, MT_COMPLEX128, &r), &r);
+    return bin(s, MT_OP_mul, x, k);
+}
+
 /* g times the derivative d (one input), conjugated when complex */
 static inline mt_status
 chain(tmp *s, mt_tensor *g, mt_tensor *d, mt_tensor **out)

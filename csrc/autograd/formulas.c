@@ -165,7 +165,12 @@ mt_grad_sigmoid_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 
 /* ---- matrix products ---- */
 
-/* A matrix operand's gradient comes out in the operand's own layout, as PyTorch's
+/* A complex product's gradients take the other operand's conjugate transpose (PyTorch's:
+ * grad_mat1 = g @ mat2^H, grad_mat2 = mat1^H @ g): its conjugate (conj_of, one elementwise
+ * pass) transposed as a view, so the product itself is one complex gemm (on the CUDA device
+ * cublasCgemm or cublasZgemm, dispatch/complex.c), not the four real products of the parts.
+ *
+ * A matrix operand's gradient comes out in the operand's own layout, as PyTorch's
  * mm_mat1_backward and mm_mat2_backward make it: for a column-major operand (a transposed
  * contiguous matrix, such as linear's weight.t()) the product is computed transposed and handed
  * back as its transpose. So linear's weight gets a contiguous gradient through t()'s backward,
@@ -177,51 +182,57 @@ column_major(const mt_tensor *m)
 }
 
 /* op(a) @ op(b), where op transposes an operand when its flag is set; the product itself
- * transposed when tout is. */
-static mt_status
-mm_t(mt_tensor *a, bool ta, mt_tensor *b, bool tb, bool tout, mt_tensor **out)
+ * transposed when tout is; owned by s. */
+static mt_tensor *
+mm_t(tmp *s, mt_tensor *a, bool ta, mt_tensor *b, bool tb, bool tout)
 {
-    tmp s = {0};
-    mt_tensor *x = ta ? un(&s, MT_OP_t, a) : a;
-    mt_tensor *y = tb ? un(&s, MT_OP_t, b) : b;
-    mt_tensor *p = bin(&s, MT_OP_mm, x, y);
-    give(&s, tout ? un(&s, MT_OP_t, p) : p, out);
-    return finish(&s);
+    mt_tensor *x = ta ? un(s, MT_OP_t, a) : a;
+    mt_tensor *y = tb ? un(s, MT_OP_t, b) : b;
+    mt_tensor *p = bin(s, MT_OP_mm, x, y);
+    return tout ? un(s, MT_OP_t, p) : p;
 }
 
-// mat1 (n, k), mat2 (k, m), g (n, m): d/dmat1 = g @ mat2^T, or (mat2 @ g^T)^T for a column-major mat1
+// mat1 (n, k), mat2 (k, m), g (n, m): d/dmat1 = g @ mat2^H, or (conj(mat2) @ g^T)^T for a
+// column-major mat1
 static mt_status
 mm_mat1_grad(mt_tensor *g, mt_tensor *mat1, mt_tensor *mat2, mt_tensor **out)
 {
-    if (column_major(mat1)) {
-        return mm_t(mat2, false, g, true, true, out);
-    }
-    return mm_t(g, false, mat2, true, false, out);
+    tmp s = {0};
+    mt_tensor *c = conj_of(&s, mat2);
+    give(&s,
+         column_major(mat1) ? mm_t(&s, c, false, g, true, true)
+                            : mm_t(&s, g, false, c, true, false),
+         out);
+    return finish(&s);
 }
 
-// d/dmat2 = mat1^T @ g, or (g^T @ mat1)^T for a column-major mat2
+// d/dmat2 = mat1^H @ g, or (g^T @ conj(mat1))^T for a column-major mat2
 static mt_status
 mm_mat2_grad(mt_tensor *g, mt_tensor *mat1, mt_tensor *mat2, mt_tensor **out)
 {
-    if (column_major(mat2)) {
-        return mm_t(g, true, mat1, false, true, out);
-    }
-    return mm_t(mat1, true, g, false, false, out);
+    tmp s = {0};
+    mt_tensor *c = conj_of(&s, mat1);
+    give(&s,
+         column_major(mat2) ? mm_t(&s, g, true, c, false, true)
+                            : mm_t(&s, c, true, g, false, false),
+         out);
+    return finish(&s);
 }
 
-// self (n), mat1 (n, k), mat2 (k, m): beta * self + alpha * mat1 @ mat2
+// self (n), mat1 (n, k), mat2 (k, m): beta * self + alpha * mat1 @ mat2 (a complex alpha or
+// beta: its conjugate scales the gradients)
 mt_status
 mt_grad_addmm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
     mt_tensor *m1 = n->saved[1], *m2 = n->saved[2], *r = NULL;
-    double alpha = scalar_or(n->args.s[1], 1.0);
-    s.st = times(g[0], scalar_or(n->args.s[0], 1.0), &gi[0]);
+    const mt_scalar alpha = n->args.s[1];
+    give(&s, times_conj(&s, g[0], n->args.s[0]), &gi[0]);
     if (s.st == MT_OK && wants(n, 1)) {
-        give(&s, scaled(&s, own(&s, mm_mat1_grad(g[0], m1, m2, &r), &r), alpha), &gi[1]);
+        give(&s, times_conj(&s, own(&s, mm_mat1_grad(g[0], m1, m2, &r), &r), alpha), &gi[1]);
     }
     if (s.st == MT_OK && wants(n, 2)) {
-        give(&s, scaled(&s, own(&s, mm_mat2_grad(g[0], m1, m2, &r), &r), alpha), &gi[2]);
+        give(&s, times_conj(&s, own(&s, mm_mat2_grad(g[0], m1, m2, &r), &r), alpha), &gi[2]);
     }
     return finish(&s);
 }
@@ -241,24 +252,30 @@ mt_grad_mm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st;
 }
 
-// self (b, n, k), mat2 (b, k, m)
+/* x (b, n, k) -> x^H (b, k, n): conj(x) with its last two dims swapped (a view of the conjugate) */
+static mt_tensor *
+batch_adjoint(tmp *s, mt_tensor *x)
+{
+    mt_tensor *c = conj_of(s, x), *r = NULL;
+    return failed(s, c, c) ? NULL : own(s, mt_op_transpose(c, 1, 2, &r), &r);
+}
+
+// self (b, n, k), mat2 (b, k, m): d/dself = g @ mat2^H, d/dmat2 = self^H @ g
 mt_status
 mt_grad_bmm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    mt_tensor *self = n->saved[0], *mat2 = n->saved[1], *r = NULL;
+    mt_tensor *self = n->saved[0], *mat2 = n->saved[1];
     if (wants(n, 0)) {
-        mt_tensor *t = own(&s, mt_op_transpose(mat2, 1, 2, &r), &r);
-        give(&s, bin(&s, MT_OP_bmm, g[0], t), &gi[0]);
+        give(&s, bin(&s, MT_OP_bmm, g[0], batch_adjoint(&s, mat2)), &gi[0]);
     }
     if (s.st == MT_OK && wants(n, 1)) {
-        mt_tensor *t = own(&s, mt_op_transpose(self, 1, 2, &r), &r);
-        give(&s, bin(&s, MT_OP_bmm, t, g[0]), &gi[1]);
+        give(&s, bin(&s, MT_OP_bmm, batch_adjoint(&s, self), g[0]), &gi[1]);
     }
     return finish(&s);
 }
 
-// self (n, k), vec (k): d/dself = g (n) outer vec, d/dvec = self^T @ g
+// self (n, k), vec (k): d/dself = g (n) outer conj(vec), d/dvec = self^H @ g
 mt_status
 mt_grad_mv(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
@@ -266,21 +283,20 @@ mt_grad_mv(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *self = n->saved[0], *vec = n->saved[1], *r = NULL;
     if (wants(n, 0)) {
         mt_tensor *col = own(&s, mt_op_unsqueeze(g[0], 1, &r), &r);
-        give(&s, bin(&s, MT_OP_mul, col, vec), &gi[0]);
+        give(&s, bin(&s, MT_OP_mul, col, conj_of(&s, vec)), &gi[0]);
     }
     if (wants(n, 1)) {
-        give(&s, bin(&s, MT_OP_mv, un(&s, MT_OP_t, self), g[0]), &gi[1]);
+        give(&s, bin(&s, MT_OP_mv, un(&s, MT_OP_t, conj_of(&s, self)), g[0]), &gi[1]);
     }
     return finish(&s);
 }
 
+// self (n), other (n): d/dself = g conj(other), d/dother = g conj(self)
 mt_status
 mt_grad_dot(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0];
-    mt_tensor *other = n->saved[1];
-    mt_status st = mt_op_mul(g[0], other, &gi[0]);
-    return st ? st : mt_op_mul(g[0], self, &gi[1]);
+    mt_status st = mt_ag_by_conj(MT_OP_mul, g[0], n->saved[1], &gi[0]);
+    return st ? st : mt_ag_by_conj(MT_OP_mul, g[0], n->saved[0], &gi[1]);
 }
 
 /* ---- reductions: the gradient spreads back over the reduced dims ---- */

@@ -431,62 +431,59 @@ mt_grad_masked_fill(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 
 /* ---- products ---- */
 
-static double
-scalar_or_one(mt_scalar v)
-{
-    return mt_scalar_is_none(v) ? 1.0 : mt_scalar_to_double(v);
-}
-
 // self (b, n, m) or broadcast to it, batch1 (b, n, k), batch2 (b, k, m):
-// beta * self + alpha * batch1 @ batch2
+// beta * self + alpha * batch1 @ batch2; complex: d/dbatch1 = conj(alpha) g @ batch2^H,
+// d/dbatch2 = conj(alpha) batch1^H @ g, d/dself = conj(beta) g
 mt_status
 mt_grad_baddbmm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    double beta = scalar_or_one(n->args.s[0]), alpha = scalar_or_one(n->args.s[1]);
+    const mt_scalar beta = n->args.s[0], alpha = n->args.s[1];
     if (wants(n, 0)) {
-        give(&s, scaled(&s, g[0], beta), &gi[0]);
+        give(&s, times_conj(&s, g[0], beta), &gi[0]);
     }
-    for (int e = 1; e < 3; e++) {
+    for (int e = 1; e < 3 && s.st == MT_OK; e++) {
         if (!wants(n, e)) {
             continue;
         }
         mt_tensor *t = NULL, *p = NULL;
-        mt_tensor *other = n->saved[3 - e]; /* batch1's gradient needs batch2, and back */
+        /* batch1's gradient needs batch2, and back */
+        mt_tensor *other = conj_of(&s, n->saved[3 - e]);
         mt_status st = other ? mt_op_transpose(other, 1, 2, &t) : s.st;
         t = own(&s, st, &t);
         if (t) {
             st = e == 1 ? mt_op_bmm(g[0], t, &p) : mt_op_bmm(t, g[0], &p);
-            give(&s, scaled(&s, own(&s, st, &p), alpha), &gi[e]);
+            give(&s, times_conj(&s, own(&s, st, &p), alpha), &gi[e]);
         }
     }
     return finish(&s);
 }
 
-// self (n) or broadcast to it, mat (n, k), vec (k): beta * self + alpha * mat @ vec
+// self (n) or broadcast to it, mat (n, k), vec (k): beta * self + alpha * mat @ vec; complex:
+// d/dmat = conj(alpha) g outer conj(vec), d/dvec = conj(alpha) mat^H @ g, d/dself = conj(beta) g
 mt_status
 mt_grad_addmv(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    double beta = scalar_or_one(n->args.s[0]), alpha = scalar_or_one(n->args.s[1]);
+    const mt_scalar beta = n->args.s[0], alpha = n->args.s[1];
     mt_tensor *t = NULL;
     mt_status st;
     if (wants(n, 0)) {
-        give(&s, scaled(&s, g[0], beta), &gi[0]);
+        give(&s, times_conj(&s, g[0], beta), &gi[0]);
     }
     if (wants(n, 1) && s.st == MT_OK) {
         st = mt_op_unsqueeze(g[0], 1, &t);
-        mt_tensor *outer = bin(&s, MT_OP_mul, own(&s, st, &t), n->saved[2]);
-        give(&s, scaled(&s, outer, alpha), &gi[1]);
+        mt_tensor *outer = bin(&s, MT_OP_mul, own(&s, st, &t), conj_of(&s, n->saved[2]));
+        give(&s, times_conj(&s, outer, alpha), &gi[1]);
     }
-    mt_tensor *mat = wants(n, 2) ? n->saved[1] : NULL;
+    mt_tensor *mat = wants(n, 2) && s.st == MT_OK ? conj_of(&s, n->saved[1]) : NULL;
     if (mat) {
         mt_tensor *mt = NULL, *p = NULL;
         st = mt_op_t(mat, &mt);
         mt = own(&s, st, &mt);
         if (mt) {
             st = mt_op_mv(mt, g[0], &p);
-            give(&s, scaled(&s, own(&s, st, &p), alpha), &gi[2]);
+            give(&s, times_conj(&s, own(&s, st, &p), alpha), &gi[2]);
         }
     }
     return finish(&s);

@@ -1,5 +1,6 @@
 /* Matrix products on the CPU: addmm, mm, bmm, baddbmm, mv, addmv, dot, on OpenBLAS
- * (scipy-openblas32).
+ * (scipy-openblas32); float32, float64, and complex64 and complex128 (cblas_cgemm, cblas_zgemm,
+ * complex alpha and beta).
  *
  * Every product reduces to gemm(): strided 2-D operands are handed to BLAS as they lie when
  * their layout allows (row-major or transposed), else copied; a product with one row or one
@@ -78,6 +79,73 @@ static int64_t
 vec_inc(int64_t size, int64_t stride)
 {
     return size == 1 ? 1 : stride > 0 && stride <= INT_MAX ? stride : 0;
+}
+
+/* A product's alpha or beta: a real number, or a complex one for the complex products. */
+static bool
+is_zero(mt_scalar v)
+{
+    return mt_scalar_to_double(v) == 0 && (!v.is_complex || v.imag == 0);
+}
+
+/* v as (re, im) */
+static void
+complex_pair(mt_scalar v, double out[2])
+{
+    out[0] = mt_scalar_to_double(v);
+    out[1] = v.is_complex ? v.imag : 0;
+}
+
+// A (m,k), B (k,n) as blas_layout reads them, C (m,n) contiguous, complex64 or complex128:
+// C = alpha * A @ B + beta * C, one cblas_cgemm or cblas_zgemm
+static void
+gemm_complex(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, mt_scalar alpha_s,
+             mt_scalar beta_s)
+{
+    int m = (int)A->sizes[0], k = (int)A->sizes[1], n = (int)B->sizes[1];
+    bool ta = false, tb = false;
+    int64_t lda = 1, ldb = 1;
+    blas_layout(A, &ta, &lda);
+    blas_layout(B, &tb, &ldb);
+    enum CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
+    double al[2], be[2];
+    complex_pair(alpha_s, al);
+    complex_pair(beta_s, be);
+    const void *a = mt_tensor_data(A), *b = mt_tensor_data(B);
+    void *c = mt_tensor_data(C);
+    if (C->dtype == MT_COMPLEX64) {
+        float alf[2] = {(float)al[0], (float)al[1]}, bef[2] = {(float)be[0], (float)be[1]};
+        mt_cpu_lib_enter("cblas_cgemm");
+        MT_CBLAS(cgemm)(CblasRowMajor, at, bt, m, n, k, alf, a, (int)lda, b, (int)ldb, bef, c, n);
+    } else {
+        mt_cpu_lib_enter("cblas_zgemm");
+        MT_CBLAS(zgemm)(CblasRowMajor, at, bt, m, n, k, al, a, (int)lda, b, (int)ldb, be, c, n);
+    }
+    mt_cpu_lib_exit();
+}
+
+// C (m,n) contiguous = beta * C, beta complex: the product of an empty inner dimension
+static void
+scale_complex(mt_tensor *C, mt_scalar beta_s)
+{
+    double be[2];
+    complex_pair(beta_s, be);
+    int64_t n = mt_tensor_numel(C);
+    if (C->dtype == MT_COMPLEX64) {
+        float *c = (float *)mt_tensor_data(C);
+        for (int64_t i = 0; i < n; i++) {
+            const double re = c[2 * i], im = c[2 * i + 1];
+            c[2 * i] = (float)(be[0] * re - be[1] * im);
+            c[2 * i + 1] = (float)(be[0] * im + be[1] * re);
+        }
+        return;
+    }
+    double *c = (double *)mt_tensor_data(C);
+    for (int64_t i = 0; i < n; i++) {
+        const double re = c[2 * i], im = c[2 * i + 1];
+        c[2 * i] = be[0] * re - be[1] * im;
+        c[2 * i + 1] = be[0] * im + be[1] * re;
+    }
 }
 
 // A (m,k), B (k,n), C (m,n) contiguous float; C = alpha * A @ B + beta * C
@@ -162,18 +230,21 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, mt_scalar alpha_s, mt_scalar beta
     double alpha = mt_scalar_to_double(alpha_s), beta = mt_scalar_to_double(beta_s);
     mt_tensor *ca = NULL, *cb = NULL;
     mt_status st = MT_OK;
+    const bool cplx = mt_dtype_is_complex(C->dtype);
     if (m == 0 || n == 0) {
         return MT_OK;
     }
-    if (!mt_dtype_is_float(C->dtype)) {
+    if (!cplx && !mt_dtype_is_float(C->dtype)) {
         /* the products' front ends gave integer products integer alpha and beta */
         gemm_int(A, B, C, (uint64_t)mt_scalar_to_int(alpha_s), (uint64_t)mt_scalar_to_int(beta_s));
         return MT_OK;
     }
     if (k == 0) {
         /* An empty sum: C = beta * C, and beta == 0 clears C even of NaN. */
-        if (beta == 0) {
+        if (is_zero(beta_s)) {
             mt_cpu_fill(C, mt_scalar_int(0));
+        } else if (cplx) {
+            scale_complex(C, beta_s);
         } else if (beta != 1) {
             char *c = mt_tensor_data(C);
             size_t item = mt_dtype_size(C->dtype);
@@ -196,7 +267,9 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, mt_scalar alpha_s, mt_scalar beta
     if (st == MT_OK && !blas_layout(B, &t, &ld) && (st = mt_cpu_cast(B, B->dtype, &cb)) == MT_OK) {
         B = cb;
     }
-    if (st == MT_OK) {
+    if (st == MT_OK && cplx) {
+        gemm_complex(A, B, C, alpha_s, beta_s);
+    } else if (st == MT_OK) {
         gemm_blas(A, B, C, alpha, beta);
     }
     mt_tensor_clear(&ca);
@@ -221,7 +294,7 @@ mt_cpu_addmm(mt_args *a)
     if (st) {
         return st;
     }
-    bool use_self = mt_scalar_to_double(beta) != 0;
+    bool use_self = !is_zero(beta);
     if (use_self && (st = mt_cpu_copy_into(out, self))) {
         return st;
     }
@@ -263,7 +336,7 @@ batch_matrix(const mt_tensor *t, int64_t b)
 #define GEMM_GRAIN 32768          /* multiply-adds a thread must get to be worth starting */
 
 /* The threads worth splitting the batch of b1 (B,m,k) @ b2 (B,k,n) into out (B,m,n) between,
- * or 1: only float products BLAS reads in place (gemm() then cannot fail on a worker thread,
+ * or 1: only float and complex products BLAS reads in place (gemm() then cannot fail on a worker thread,
  * whose error message no one would see). */
 static int
 batch_parts(const mt_tensor *b1, const mt_tensor *b2, const mt_tensor *out)
@@ -271,7 +344,8 @@ batch_parts(const mt_tensor *b1, const mt_tensor *b2, const mt_tensor *out)
     int64_t nb = out->sizes[0], m = b1->sizes[1], k = b1->sizes[2], n = b2->sizes[2];
     int64_t mnk = m * n * k, ld;
     bool t;
-    if (nb < 2 || !mt_dtype_is_float(out->dtype) || mnk == 0 || mnk > BATCH_SPLIT_MNK) {
+    if (nb < 2 || !(mt_dtype_is_float(out->dtype) || mt_dtype_is_complex(out->dtype)) || mnk == 0 ||
+        mnk > BATCH_SPLIT_MNK) {
         return 1;
     }
     mt_tensor x = batch_matrix(b1, 0), y = batch_matrix(b2, 0);
@@ -304,7 +378,7 @@ batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, mt_scalar bet
 {
     mt_tensor *out = a->out[0];
     mt_status st = check_dtype(b1);
-    bool use_self = self != NULL && mt_scalar_to_double(beta) != 0;
+    bool use_self = self != NULL && !is_zero(beta);
     if (st == MT_OK && use_self) {
         st = mt_cpu_copy_into(out, self);
     }
@@ -342,7 +416,7 @@ matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, mt_scalar be
 {
     mt_tensor *out = a->out[0];
     mt_status st = check_dtype(mat);
-    bool use_self = self != NULL && mt_scalar_to_double(beta) != 0;
+    bool use_self = self != NULL && !is_zero(beta);
     if (st == MT_OK && use_self) {
         st = mt_cpu_copy_into(out, self);
     }

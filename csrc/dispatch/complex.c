@@ -8,17 +8,17 @@
  * (hypot of the parts), sum, mean and cumsum (each part alike, on the real view; a real input
  * cast first when dtype= is complex), the matrix products (four real products of the parts;
  * addmm, addmv and baddbmm add beta * self to one), var and std (the parts' variances summed),
- * the norms (of abs), any, all and the logical ops (of t != 0) and the uniform_ and normal_ fills (on the real view), so their gradients
- * come from those ops' rows.
+ * the norms (of abs), any, all and the logical ops (of t != 0) and the uniform_ and normal_ fills
+ * (on the real view), so their gradients come from those ops' rows. The matrix products of one
+ * complex dtype run as their device's BLAS kernel (blas_takes); the real products remain where
+ * the dtypes differ (a real self of addmm) or the CUDA build has no cuBLAS.
  * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for (sign
- * with its own, pointing at sgn). On the CUDA device a matrix product that records no gradient
- * is cuBLAS's complex gemm (cuda_gemm_takes), and any other call runs as cuda_complex (below)
- * says: the backend's complex kernels, the real views, or the host. Nothing here computes an
- * element. */
+ * with its own, pointing at sgn). On the CUDA device any other call runs as cuda_complex
+ * (below) says: the backend's complex kernels, the real views, or the host. Nothing here
+ * computes an element. */
 #include "dispatch/complex.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "dispatch/backend.h"
 #include "ops/front.h"
@@ -446,20 +446,16 @@ static const mt_op cuda_complex_kernels[] = {MT_OP_fill_,         MT_OP_cat,    
 /* Whether the CUDA backend's kernel of op takes this call's complex tensors as they are: the
  * elementwise family (cuda/kernels.cu has a complex64 and a complex128 loop for each
  * MT_EW_COMPLEX row of ops/elementwise.def, the rows whose ops have COMPLEX in their flags) and
- * cuda_complex_kernels, but scatter's reduce="multiply" (the device has no atomic complex
- * product: that one runs on the host). */
+ * cuda_complex_kernels (scatter's reduce="multiply" too: with no atomic complex product,
+ * cuda/index.cu multiplies each destination by one thread, in index order, deterministic). */
 static bool
-cuda_kernel_takes_complex(mt_op op, const mt_args *a)
+cuda_kernel_takes_complex(mt_op op)
 {
     if (!(mt_op_flags[op] & COMPLEX) || mt_kernel_for(op, MT_KEY_CUDA)->fn == NULL) {
         return false;
     }
     if (mt_op_is_elementwise[op]) {
         return true;
-    }
-    if ((op == MT_OP_scatter || op == MT_OP_scatter_) && a->str[0] &&
-        strcmp(a->str[0], "multiply") == 0) {
-        return false;
     }
     for (size_t k = 0; k < sizeof(cuda_complex_kernels) / sizeof(cuda_complex_kernels[0]); k++) {
         if (cuda_complex_kernels[k] == op) {
@@ -539,7 +535,7 @@ needs_grad(const mt_args *a)
  * composite, on the device, whose ops come back here; any other op on the host. An op autograd
  * records (a formula of its own, a tensor that requires grad) goes to autograd first, which
  * calls it again below itself with grad mode off. Each op on the host is a TODO for a CUDA
- * kernel: the FFTs (no cuFFT in this build), scatter's multiply, the linear algebra. */
+ * kernel: the FFTs (no cuFFT in this build), the linear algebra. */
 static mt_status
 cuda_complex(mt_op op, mt_args *a, bool *handled)
 {
@@ -550,7 +546,7 @@ cuda_complex(mt_op op, mt_args *a, bool *handled)
         *handled = true;
         return cuda_complex_copy(a);
     }
-    if (op == MT_OP_empty || cuda_kernel_takes_complex(op, a)) {
+    if (op == MT_OP_empty || cuda_kernel_takes_complex(op)) {
         return MT_OK;
     }
     if ((mt_op_flags[op] & COMPLEX) && mt_kernel_for(op, MT_KEY_CUDA)->fn == NULL &&
@@ -570,24 +566,33 @@ mt_complex_refuse_cuda(mt_op op)
                    mt_op_names[op]);
 }
 
-/* Whether a complex matrix product on the CUDA device runs as cuBLAS's cublasCgemm or
- * cublasZgemm (cuda/blas.c's mm, bmm, addmm and baddbmm, and matmul's composite through them)
- * rather than as complex_product's real products: its tensors of one complex dtype, the backend
- * built with cuBLAS, and no gradient to record (autograd/formulas.c's gradients of the products
- * conjugate nothing, as a complex one needs: recorded, the real products give the gradient). */
+/* Whether a complex matrix product runs as its device's BLAS kernel, one complex gemm, gemv or
+ * dot (OpenBLAS's cblas_zgemm on the CPU, cublasZgemm, cublasZgemv, cublasZdotu on the CUDA
+ * device; csrc/cpu/blas.c, cuda/blas.c), rather than as complex_product's real products: mm,
+ * bmm, addmm, baddbmm, mv, addmv, dot (and matmul's composite through them), its tensors of one
+ * complex dtype on one device whose backend has the kernel (a CUDA build without cuBLAS has
+ * none). One that records a gradient goes to autograd first, whose formulas
+ * (autograd/formulas.c) take the conjugate transposes PyTorch's do: each gradient is one
+ * complex product too. */
 static bool
-cuda_gemm_takes(mt_op op, const mt_args *a)
+blas_takes(mt_op op, const mt_args *a, bool on_cuda)
 {
-    const bool add = op == MT_OP_addmm || op == MT_OP_baddbmm;
-    if (!(add || op == MT_OP_mm || op == MT_OP_bmm || op == MT_OP_matmul) ||
-        mt_kernel_for(op == MT_OP_matmul ? MT_OP_mm : op, MT_KEY_CUDA)->fn == NULL ||
-        needs_grad(a)) {
+    static const mt_op three[] = {MT_OP_addmm, MT_OP_baddbmm, MT_OP_addmv};
+    static const mt_op two[] = {MT_OP_mm, MT_OP_bmm, MT_OP_matmul, MT_OP_mv, MT_OP_dot};
+    int n = 0;
+    for (int k = 0; k < 3; k++) {
+        n = op == three[k] ? 3 : n;
+    }
+    for (int k = 0; k < 5; k++) {
+        n = op == two[k] ? 2 : n;
+    }
+    const mt_key key = on_cuda ? MT_KEY_CUDA : MT_KEY_CPU;
+    if (n == 0 || mt_kernel_for(op == MT_OP_matmul ? MT_OP_mm : op, key)->fn == NULL) {
         return false;
     }
-    const int n = add ? 3 : 2;
     for (int k = 0; k < n; k++) {
         if (a->t[k] == NULL || a->t[k]->dtype != a->t[0]->dtype ||
-            mt_tensor_device(a->t[k]).type != MT_CUDA) {
+            mt_tensor_device(a->t[k]).type != (on_cuda ? MT_CUDA : MT_CPU)) {
             return false;
         }
     }
@@ -616,8 +621,8 @@ mt_complex_dispatch(mt_op op, mt_args *a, bool *handled)
     if ((mt_op_flags[op] & COMPLEX) && !on_cuda) {
         return MT_OK;
     }
-    if (on_cuda && cuda_gemm_takes(op, a)) {
-        return MT_OK; /* the backend's cuBLAS kernel, or matmul's composite */
+    if (blas_takes(op, a, on_cuda)) {
+        return MT_OK; /* the backend's BLAS kernel, or matmul's composite */
     }
     mt_status (*form)(mt_op, mt_args *) = form_of(op, a);
     if (form) { /* on every device: its ops come back here */

@@ -18,7 +18,7 @@
 #include "dispatch/widen.h"
 #include "ops/elementwise.h"
 #include "ops/front.h"
-#include "ops/ops.h" /* mt_op_to_copy, for CPU scalars joining a CUDA call */
+#include "ops/ops.h" /* mt_op_fill_, mt_op__to_copy, for CPU scalars joining a CUDA call */
 #include "profiler/trace.h"
 
 const char *const mt_op_names[MT_NUM_OPS] = {
@@ -549,8 +549,31 @@ run(mt_op op, mt_args *a, unsigned keys)
     return st;
 }
 
-/* run() with the CPU scalars among a's tensors replaced, for the call, by copies on dev (the
- * copy is an op, so a scalar that requires grad gets its gradient back on the CPU). */
+/* *out = the CPU scalar t (0-dim) on dev: a tensor made there and filled with t's value, read on
+ * the host and handed to the device's fill_ kernel as its argument, as PyTorch hands a CPU
+ * scalar to its kernels; no host-to-device copy, which from pageable memory waits for the host.
+ * A scalar whose gradient autograd would record is copied (the copy is an op, so its gradient
+ * comes back to the CPU), and so is one joining the meta device. */
+static mt_status
+scalar_on(mt_tensor *t, mt_device dev, mt_tensor **out)
+{
+    if (dev.type != MT_CUDA || (mt_grad_enabled() && mt_tensor_requires_grad(t))) {
+        return mt_op__to_copy(t, t->dtype, dev, out);
+    }
+    mt_scalar v;
+    mt_tensor *w = NULL;
+    mt_status st = mt_tensor_item(t, &v);
+    if (st == MT_OK && (st = mt_tensor_scalar(v, t->dtype, &w)) == MT_OK &&
+        (st = mt_tensor_empty(0, NULL, t->dtype, dev, out)) == MT_OK &&
+        (st = mt_op_fill_(*out, w, NULL))) {
+        mt_tensor_clear(out);
+    }
+    mt_tensor_clear(&w);
+    return st;
+}
+
+/* run() with the CPU scalars among a's tensors replaced, for the call, by tensors on dev
+ * (scalar_on). */
 static mt_status
 run_with_scalars_on(mt_device dev, mt_op op, mt_args *a, unsigned keys)
 {
@@ -560,7 +583,7 @@ run_with_scalars_on(mt_device dev, mt_op op, mt_args *a, unsigned keys)
         mt_tensor *t = a->t[k];
         if (t && !t->is_wrapped_number && is_cpu_scalar(op, k, t)) {
             mt_tensor *moved = NULL;
-            if ((st = mt_op__to_copy(t, t->dtype, dev, &moved)) == MT_OK) {
+            if ((st = scalar_on(t, dev, &moved)) == MT_OK) {
                 given[k] = t;
                 a->t[k] = moved;
             }

@@ -493,8 +493,19 @@ index_fill(mt_args *a, bool inplace)
     if ((st = target_of(self, inplace, &view, &target))) {
         return st;
     }
-    /* the value in self's dtype, on self's device (PyTorch takes it as a number) */
-    st = mt_op__to_copy(value, self->dtype, mt_tensor_device(self), &fill);
+    /* the value in self's dtype, on self's device (PyTorch takes it as a number): a number, or
+     * a CPU value whose gradient autograd does not record, goes to index_put_ as a number,
+     * which the device's fill_ kernel writes there (no host-to-device copy); any other value is
+     * copied over */
+    if (value->is_wrapped_number || (mt_tensor_device(value).type == MT_CPU &&
+                                     !(mt_grad_enabled() && mt_tensor_requires_grad(value)))) {
+        mt_scalar item;
+        if ((st = mt_tensor_item(value, &item)) == MT_OK) {
+            st = mt_tensor_scalar(item, self->dtype, &fill);
+        }
+    } else {
+        st = mt_op__to_copy(value, self->dtype, mt_tensor_device(self), &fill);
+    }
     if (st == MT_OK) {
         st = put_along(view, d, index, fill, false, false);
     }

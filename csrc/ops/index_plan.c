@@ -186,6 +186,20 @@ mt_index_gather(mt_args *a, const mt_index_backend *be)
     return st;
 }
 
+/* *out = the Python number v (a wrapped number, on the CPU) in self's dtype on self's device: a
+ * 0-dim tensor made there and filled by the device's fill_, whose kernel takes the value as an
+ * argument. (Copying v's CPU tensor over was a host-to-device copy on every call, from pageable
+ * memory: on a GPU, one that waits for the host.) */
+static mt_status
+number_like(mt_tensor *v, const mt_tensor *self, mt_tensor **out)
+{
+    mt_status st = mt_tensor_empty(0, NULL, self->dtype, mt_tensor_device(self), out);
+    if (st == MT_OK && (st = mt_op_fill_(*out, v, NULL))) {
+        mt_tensor_clear(out);
+    }
+    return st;
+}
+
 // self (*), index (*) int of self's rank, src (*) no smaller than index, or a Python number;
 // self[..., index[..., i, ...], ...] = src[..., i, ...] (or +=, *=, max, min: mode), i at dim
 static mt_status
@@ -204,9 +218,8 @@ scatter_into(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *in
     if (src->is_wrapped_number || src->storage == self->storage) {
         /* A number takes self's dtype and device; a source sharing self's memory is read before
          * writing. */
-        st = src->is_wrapped_number
-                 ? mt_op__to_copy(src, self->dtype, mt_tensor_device(self), &from)
-                 : be->cast(src, self->dtype, &from);
+        st = src->is_wrapped_number ? number_like(src, self, &from)
+                                    : be->cast(src, self->dtype, &from);
     } else {
         from = mt_tensor_retain(src);
     }
@@ -489,9 +502,9 @@ mt_index_put(mt_args *a, const mt_index_backend *be)
         return st;
     }
     /* values that share self's memory are read in full before anything is written; a Python
-     * number (on the CPU) moves to self's device */
+     * number is made on self's device */
     if (values->is_wrapped_number) {
-        st = mt_op__to_copy(values, self->dtype, mt_tensor_device(self), &from);
+        st = number_like(values, self, &from);
     } else {
         st = values->storage == self->storage ? be->cast(values, values->dtype, &from)
                                               : (from = mt_tensor_retain(values), MT_OK);

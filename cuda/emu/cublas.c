@@ -469,12 +469,7 @@ put(void *p, int64_t i, double v, bool dbl)
     }
 }
 
-/* The offset of element i of n, inc apart: BLAS starts a negative increment at the far end. */
-static int64_t
-at(int64_t i, int64_t n, int64_t inc)
-{
-    return inc >= 0 ? i * inc : (n - 1 - i) * -inc;
-}
+#define at mt_emu_at
 
 static void
 ran(const call *c, const char *kernel, uint64_t start)
@@ -523,13 +518,14 @@ cublasDscal_v2(cublasHandle_t handle, int n, const double *alpha, double *x, int
     return scal(handle, "cublasDscal_v2", n, alpha, x, incx, true);
 }
 
-// x (n, inc incx), y (n, inc incy) -> *result = sum x y (0 for n <= 0), host or device memory
-static cublasStatus_t
-dot(cublasHandle_t h, const char *fn, int n, const void *x, int incx, const void *y, int incy,
-    void *result, bool dbl)
+// x (n, inc incx), y (n, inc incy) -> *result = sum x y (0 for n <= 0), host or device memory;
+// complex (cplx): sum x y, or sum conj(x) y (conj_x: dotc)
+cublasStatus_t
+mt_emu_cublas_dot(cublasHandle_t h, const char *fn, int n, const void *x, int incx, const void *y,
+                  int incy, void *result, bool dbl, bool cplx, bool conj_x)
 {
     MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory, alpha and beta too in device mode */
-    size_t es = dbl ? sizeof(double) : sizeof(float);
+    size_t es = (dbl ? sizeof(double) : sizeof(float)) * (cplx ? 2 : 1);
     call c;
     extent ex, ey;
     cublasStatus_t s = handle_state(h, fn, &c);
@@ -540,6 +536,13 @@ dot(cublasHandle_t h, const char *fn, int n, const void *x, int incx, const void
     }
     mt_emu_stream_drain(c.stream); /* the asynchronous mode: the stream's earlier work first */
     uint64_t start = mt_emu_now_ns();
+    if (cplx) {
+        static const char *const names[2][2] = {{"emu_cublas_cdotu", "emu_cublas_cdotc"},
+                                                {"emu_cublas_zdotu", "emu_cublas_zdotc"}};
+        mt_emu_zdot_compute(n, x, incx, y, incy, result, dbl, conj_x);
+        ran(&c, names[dbl][conj_x], start);
+        return CUBLAS_STATUS_SUCCESS;
+    }
     double acc = 0;
     for (int64_t i = 0; i < n; i++) {
         acc += get(x, at(i, n, incx), dbl) * get(y, at(i, n, incy), dbl);
@@ -553,14 +556,16 @@ cublasStatus_t
 cublasSdot_v2(cublasHandle_t handle, int n, const float *x, int incx, const float *y, int incy,
               float *result)
 {
-    return dot(handle, "cublasSdot_v2", n, x, incx, y, incy, result, false);
+    return mt_emu_cublas_dot(handle, "cublasSdot_v2", n, x, incx, y, incy, result, false, false,
+                             false);
 }
 
 cublasStatus_t
 cublasDdot_v2(cublasHandle_t handle, int n, const double *x, int incx, const double *y, int incy,
               double *result)
 {
-    return dot(handle, "cublasDdot_v2", n, x, incx, y, incy, result, true);
+    return mt_emu_cublas_dot(handle, "cublasDdot_v2", n, x, incx, y, incy, result, true, false,
+                             false);
 }
 
 /* ---- level 2 ----------------------------------------------------------------------------- */
@@ -572,22 +577,26 @@ valid_op(cublasOperation_t op)
 }
 
 static const char *
-gemv_kernel(cublasOperation_t op, bool dbl)
+gemv_kernel(cublasOperation_t op, bool dbl, bool cplx)
 {
-    static const char *names[2][3] = {
+    static const char *names[4][3] = {
         {"emu_cublas_sgemv_n", "emu_cublas_sgemv_t", "emu_cublas_sgemv_c"},
         {"emu_cublas_dgemv_n", "emu_cublas_dgemv_t", "emu_cublas_dgemv_c"},
+        {"emu_cublas_cgemv_n", "emu_cublas_cgemv_t", "emu_cublas_cgemv_c"},
+        {"emu_cublas_zgemv_n", "emu_cublas_zgemv_t", "emu_cublas_zgemv_c"},
     };
-    return names[dbl][op];
+    return names[2 * cplx + dbl][op];
 }
 
-// A (m, n) column-major (ld lda), x (n or m), y (m or n) -> y = alpha op(A) x + beta y
-static cublasStatus_t
-gemv(cublasHandle_t h, const char *fn, cublasOperation_t op, int m, int n, const void *alpha,
-     const void *A, int lda, const void *x, int incx, const void *beta, void *y, int incy, bool dbl)
+// A (m, n) column-major (ld lda), x (n or m), y (m or n) -> y = alpha op(A) x + beta y, of
+// complex elements, alpha and beta when cplx
+cublasStatus_t
+mt_emu_cublas_gemv(cublasHandle_t h, const char *fn, cublasOperation_t op, int m, int n,
+                   const void *alpha, const void *A, int lda, const void *x, int incx,
+                   const void *beta, void *y, int incy, bool dbl, bool cplx)
 {
     MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory, alpha and beta too in device mode */
-    size_t es = dbl ? sizeof(double) : sizeof(float);
+    size_t es = (dbl ? sizeof(double) : sizeof(float)) * (cplx ? 2 : 1);
     call c;
     extent ea, ex, ey;
     cublasStatus_t s = handle_state(h, fn, &c);
@@ -629,6 +638,12 @@ gemv(cublasHandle_t h, const char *fn, cublasOperation_t op, int m, int n, const
         return s;
     }
     uint64_t start = mt_emu_now_ns();
+    if (cplx) {
+        const double alz[2] = {al, get(alpha, 1, dbl)}, bez[2] = {be, get(beta, 1, dbl)};
+        mt_emu_zgemv_compute(op, m, n, alz, A, lda, x, incx, bez, y, incy, dbl);
+        ran(&c, gemv_kernel(op, dbl, true), start);
+        return CUBLAS_STATUS_SUCCESS;
+    }
     for (int64_t i = 0; i < yn; i++) {
         double acc = 0;
         for (int64_t j = 0; al != 0 && j < xn; j++) {
@@ -641,7 +656,7 @@ gemv(cublasHandle_t h, const char *fn, cublasOperation_t op, int m, int n, const
         double v = be == 0 ? 0 : be * get(y, yi, dbl);
         put(y, yi, al != 0 ? v + al * acc : v, dbl);
     }
-    ran(&c, gemv_kernel(op, dbl), start);
+    ran(&c, gemv_kernel(op, dbl, false), start);
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -650,8 +665,8 @@ cublasSgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n, con
                const float *A, int lda, const float *x, int incx, const float *beta, float *y,
                int incy)
 {
-    return gemv(handle, "cublasSgemv_v2", trans, m, n, alpha, A, lda, x, incx, beta, y, incy,
-                false);
+    return mt_emu_cublas_gemv(handle, "cublasSgemv_v2", trans, m, n, alpha, A, lda, x, incx, beta,
+                              y, incy, false, false);
 }
 
 cublasStatus_t
@@ -659,7 +674,8 @@ cublasDgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n, con
                const double *A, int lda, const double *x, int incx, const double *beta, double *y,
                int incy)
 {
-    return gemv(handle, "cublasDgemv_v2", trans, m, n, alpha, A, lda, x, incx, beta, y, incy, true);
+    return mt_emu_cublas_gemv(handle, "cublasDgemv_v2", trans, m, n, alpha, A, lda, x, incx, beta,
+                              y, incy, true, false);
 }
 
 /* ---- level 3 ----------------------------------------------------------------------------- */

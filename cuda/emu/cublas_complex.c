@@ -1,7 +1,9 @@
 /* The emulated cuBLAS's complex products (include/cublas_v2.h): cublasCgemm and cublasZgemm and
- * their strided-batched forms, column-major exactly as cuBLAS documents them, with op
+ * their strided-batched forms, cublasCgemv and cublasZgemv, cublasCdotu, cublasCdotc,
+ * cublasZdotu and cublasZdotc, column-major exactly as cuBLAS documents them, with op
  * CUBLAS_OP_C the conjugate transpose; accumulated in double complex. Their handle, argument,
- * memory and stream checks are cublas.c's, which calls mt_emu_zgemm_compute for the product. */
+ * memory and stream checks are cublas.c's, which calls the mt_emu_z*_compute functions here
+ * for the products. */
 #include <complex.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -138,4 +140,91 @@ cublasZgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cubla
                      B,       beta,    C,          lda,  ldb, ldc,   strideA,
                      strideB, strideC, batchCount, NULL, 0,   false, true};
     return mt_emu_cublas_gemm(handle, "cublasZgemmStridedBatched", &g, true, true);
+}
+
+// x (n, inc incx), y (n, inc incy) -> *result = sum x y, or sum conj(x) y (conj_x); 0 for n <= 0
+void
+mt_emu_zdot_compute(int64_t n, const void *x, int incx, const void *y, int incy, void *result,
+                    bool dbl, bool conj_x)
+{
+    double complex acc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double complex xi = zget(x, mt_emu_at(i, n, incx), dbl, false);
+        acc += (conj_x ? conj(xi) : xi) * zget(y, mt_emu_at(i, n, incy), dbl, false);
+    }
+    zput(result, 0, acc, dbl);
+}
+
+// A (m, n) column-major (ld lda), x (n, or m for op T and C), y (m, or n) complex:
+// y = al op(A) x + be y
+void
+mt_emu_zgemv_compute(cublasOperation_t op, int64_t m, int64_t n, const double *al, const void *A,
+                     int lda, const void *x, int incx, const double *be, void *y, int incy,
+                     bool dbl)
+{
+    const double complex alpha = CMPLX(al[0], al[1]), beta = CMPLX(be[0], be[1]);
+    const int64_t xn = op == CUBLAS_OP_N ? n : m, yn = op == CUBLAS_OP_N ? m : n;
+    for (int64_t i = 0; i < yn; i++) {
+        double complex acc = 0;
+        for (int64_t j = 0; alpha != 0 && j < xn; j++) {
+            /* op(A) (yn, xn): element (i, j) */
+            acc += op_get(A, 0, op, i, j, lda, dbl, false) *
+                   zget(x, mt_emu_at(j, xn, incx), dbl, false);
+        }
+        const int64_t yi = mt_emu_at(i, yn, incy);
+        /* beta == 0: y is not read, so NaN there does not propagate */
+        double complex v = beta == 0 ? 0 : beta * zget(y, yi, dbl, false);
+        zput(y, yi, alpha != 0 ? v + alpha * acc : v, dbl);
+    }
+}
+
+cublasStatus_t
+cublasCgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n, const cuComplex *alpha,
+               const cuComplex *A, int lda, const cuComplex *x, int incx, const cuComplex *beta,
+               cuComplex *y, int incy)
+{
+    return mt_emu_cublas_gemv(handle, "cublasCgemv_v2", trans, m, n, alpha, A, lda, x, incx, beta,
+                              y, incy, false, true);
+}
+
+cublasStatus_t
+cublasZgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
+               const cuDoubleComplex *alpha, const cuDoubleComplex *A, int lda,
+               const cuDoubleComplex *x, int incx, const cuDoubleComplex *beta, cuDoubleComplex *y,
+               int incy)
+{
+    return mt_emu_cublas_gemv(handle, "cublasZgemv_v2", trans, m, n, alpha, A, lda, x, incx, beta,
+                              y, incy, true, true);
+}
+
+cublasStatus_t
+cublasCdotu_v2(cublasHandle_t handle, int n, const cuComplex *x, int incx, const cuComplex *y,
+               int incy, cuComplex *result)
+{
+    return mt_emu_cublas_dot(handle, "cublasCdotu_v2", n, x, incx, y, incy, result, false, true,
+                             false);
+}
+
+cublasStatus_t
+cublasCdotc_v2(cublasHandle_t handle, int n, const cuComplex *x, int incx, const cuComplex *y,
+               int incy, cuComplex *result)
+{
+    return mt_emu_cublas_dot(handle, "cublasCdotc_v2", n, x, incx, y, incy, result, false, true,
+                             true);
+}
+
+cublasStatus_t
+cublasZdotu_v2(cublasHandle_t handle, int n, const cuDoubleComplex *x, int incx,
+               const cuDoubleComplex *y, int incy, cuDoubleComplex *result)
+{
+    return mt_emu_cublas_dot(handle, "cublasZdotu_v2", n, x, incx, y, incy, result, true, true,
+                             false);
+}
+
+cublasStatus_t
+cublasZdotc_v2(cublasHandle_t handle, int n, const cuDoubleComplex *x, int incx,
+               const cuDoubleComplex *y, int incy, cuDoubleComplex *result)
+{
+    return mt_emu_cublas_dot(handle, "cublasZdotc_v2", n, x, incx, y, incy, result, true, true,
+                             true);
 }

@@ -5,6 +5,7 @@
 #define MT_EMU_CUBLAS_EMU_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdbool.h>
 
 #include "cublas_v2.h"
@@ -41,6 +42,30 @@ cublasStatus_t mt_emu_zgemm_compute(const mt_emu_gemm *g, const double *al, cons
  * product, reported to the profiler as kernel (a name that lives as long as the process). */
 cublasStatus_t mt_emu_cublas_gemm_on(const char *fn, int device, cudaStream_t stream,
                                      const mt_emu_gemm *g, bool dbl, const char *kernel);
+
+/* A level-1 dot or level-2 gemv of float or double (dbl) elements, real or complex (cplx:
+ * (re, im) pairs, alpha, beta and the result too; conj_x: dotc's conjugated x): the handle's
+ * state, the argument and memory checks, then the product on its stream (cublas.c). */
+cublasStatus_t mt_emu_cublas_dot(cublasHandle_t h, const char *fn, int n, const void *x, int incx,
+                                 const void *y, int incy, void *result, bool dbl, bool cplx,
+                                 bool conj_x);
+cublasStatus_t mt_emu_cublas_gemv(cublasHandle_t h, const char *fn, cublasOperation_t op, int m,
+                                  int n, const void *alpha, const void *A, int lda, const void *x,
+                                  int incx, const void *beta, void *y, int incy, bool dbl,
+                                  bool cplx);
+/* Their complex products (cublas_complex.c), once the checks passed; al and be (re, im) */
+void mt_emu_zdot_compute(int64_t n, const void *x, int incx, const void *y, int incy, void *result,
+                         bool dbl, bool conj_x);
+void mt_emu_zgemv_compute(cublasOperation_t op, int64_t m, int64_t n, const double *al,
+                          const void *A, int lda, const void *x, int incx, const double *be,
+                          void *y, int incy, bool dbl);
+
+/* The offset of element i of n, inc apart: BLAS starts a negative increment at the far end. */
+static inline int64_t
+mt_emu_at(int64_t i, int64_t n, int64_t inc)
+{
+    return inc >= 0 ? i * inc : (n - 1 - i) * -inc;
+}
 
 /* One line to stderr: "<lib> emulation: fn: message (status name)"; returns status. */
 cublasStatus_t mt_emu_cublas_vcomplain(const char *lib, cublasStatus_t status, const char *fn,

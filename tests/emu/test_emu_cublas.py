@@ -118,6 +118,11 @@ def lib(tmp_path_factory):
         getattr(lib, f"cublas{t}gemm_v2").argtypes = [P, I, I, I, I, I, P, P, I, P, I, P, P, I]
         getattr(lib, f"cublas{t}gemmStridedBatched").argtypes = [
             P, I, I, I, I, I, P, P, I, LL, P, I, LL, P, P, I, LL, I]
+    for t in "CZ":
+        getattr(lib, f"cublas{t}dotu_v2").argtypes = [P, I, P, I, P, I, P]
+        getattr(lib, f"cublas{t}dotc_v2").argtypes = [P, I, P, I, P, I, P]
+        getattr(lib, f"cublas{t}gemv_v2").argtypes = [P, I, I, I, P, P, I, P, I, P, P, I]
+        getattr(lib, f"cublas{t}gemm_v2").argtypes = [P, I, I, I, I, I, P, P, I, P, I, P, P, I]
     return lib
 
 
@@ -309,6 +314,91 @@ def test_dot_host_and_device_result(cu, dtype, n, incx, incy):
     assert lib.cublasSetPointerMode_v2(h, DEVICE) == SUCCESS
     assert dot(h, n, ptr(X), incx, ptr(Y), incy, ptr(R)) == SUCCESS
     assert R[0] == pytest.approx(want, rel=TOL[dtype], abs=TOL[dtype])
+
+
+# ---- the complex level-1 and level-2 calls (cublas_complex.c) ----
+
+CTOL = {np.complex64: 1e-5, np.complex128: 1e-12}
+
+
+def csample(n, dtype):
+    return (RNG.standard_normal(n) + 1j * RNG.standard_normal(n)).astype(dtype)
+
+
+def cscalar(z, dtype):
+    """a cuComplex or cuDoubleComplex (re, im) holding z"""
+    return ctypes.byref(((ctypes.c_double if dtype == np.complex128 else ctypes.c_float) * 2)(z.real, z.imag))
+
+
+def cfn(lib, dtype, name):
+    return getattr(lib, "cublas" + ("Z" if dtype == np.complex128 else "C") + name)
+
+
+def cop(m, t):
+    return m if t == N else m.T if t == T else m.conj().T
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("trans", [N, T, C])
+@pytest.mark.parametrize("m,n,lda,incx,incy", [(3, 4, 3, 1, 1), (5, 2, 7, 2, -1), (1, 6, 4, -3, 2)])
+def test_complex_gemv(cu, dtype, trans, m, n, lda, incx, incy):
+    lib, h = cu
+    xn, yn = (n, m) if trans == N else (m, n)
+    A = dev(lib, csample(lda * n, dtype))
+    X = dev(lib, csample(1 + (xn - 1) * abs(incx), dtype))
+    Y0 = csample(1 + (yn - 1) * abs(incy), dtype)
+    Y = dev(lib, Y0.copy())
+    alpha, beta = 0.5 - 1j, 2j
+    s = cfn(lib, dtype, "gemv_v2")(h, trans, m, n, cscalar(alpha, dtype), ptr(A), lda, ptr(X), incx,
+                                   cscalar(beta, dtype), ptr(Y), incy)
+    assert s == SUCCESS
+    x = X.astype(np.complex128)[::incx][:xn]
+    y0 = Y0.astype(np.complex128)[::incy][:yn]
+    want = alpha * cop(colmajor(A.astype(np.complex128), m, n, lda), trans) @ x + beta * y0
+    np.testing.assert_allclose(Y[::incy][:yn], want, rtol=CTOL[dtype], atol=CTOL[dtype])
+    prefix = "z" if dtype == np.complex128 else "c"
+    assert lib.stub_last_kernel().decode() == f"emu_cublas_{prefix}gemv_{'ntc'[trans]}"
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("conj", [False, True])
+@pytest.mark.parametrize("n,incx,incy", [(5, 1, 1), (4, -2, 3), (0, 1, 1)])
+def test_complex_dot_host_and_device_result(cu, dtype, conj, n, incx, incy):
+    lib, h = cu
+    X = dev(lib, csample(max(1 + (n - 1) * abs(incx), 1), dtype))
+    Y = dev(lib, csample(max(1 + (n - 1) * abs(incy), 1), dtype))
+    x, y = X.astype(np.complex128)[::incx][:n], Y.astype(np.complex128)[::incy][:n]
+    want = (np.vdot(x, y) if conj else x @ y) if n else 0
+    dot = cfn(lib, dtype, "dotc_v2" if conj else "dotu_v2")
+    res = np.full(1, np.nan, dtype)
+    assert dot(h, n, ptr(X), incx, ptr(Y), incy, ptr(res)) == SUCCESS  # host memory
+    np.testing.assert_allclose(res[0], want, rtol=CTOL[dtype], atol=CTOL[dtype])
+    R = dev(lib, np.full(1, np.nan, dtype))
+    assert lib.cublasSetPointerMode_v2(h, DEVICE) == SUCCESS
+    assert dot(h, n, ptr(X), incx, ptr(Y), incy, ptr(R)) == SUCCESS
+    np.testing.assert_allclose(R[0], want, rtol=CTOL[dtype], atol=CTOL[dtype])
+    prefix = "z" if dtype == np.complex128 else "c"
+    assert lib.stub_last_kernel().decode() == f"emu_cublas_{prefix}dot{'c' if conj else 'u'}"
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("ta,tb", [(N, C), (C, N), (T, C)])
+def test_complex_gemm_conjugate_transposes(cu, dtype, ta, tb):
+    """op C, the conjugate transpose that the complex gradients' products take"""
+    lib, h = cu
+    m, n, k = 3, 4, 5
+    ar, ac = (m, k) if ta == N else (k, m)
+    br, bc = (k, n) if tb == N else (n, k)
+    A, B = dev(lib, csample(ar * ac, dtype)), dev(lib, csample(br * bc, dtype))
+    C0 = csample(m * n, dtype)
+    Cm = dev(lib, C0.copy())
+    alpha, beta = 1 + 1j, -0.5
+    s = cfn(lib, dtype, "gemm_v2")(h, ta, tb, m, n, k, cscalar(alpha, dtype), ptr(A), ar, ptr(B), br,
+                                   cscalar(beta, dtype), ptr(Cm), m)
+    assert s == SUCCESS
+    a, b = colmajor(A.astype(np.complex128), ar, ac, ar), colmajor(B.astype(np.complex128), br, bc, br)
+    want = alpha * cop(a, ta) @ cop(b, tb) + beta * colmajor(C0.astype(np.complex128), m, n, m)
+    np.testing.assert_allclose(colmajor(Cm, m, n, m), want, rtol=CTOL[dtype], atol=CTOL[dtype])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

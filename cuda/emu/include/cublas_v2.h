@@ -98,6 +98,15 @@ cublasStatus_t cublasSdot_v2(cublasHandle_t handle, int n, const float *x, int i
                              int incy, float *result);
 cublasStatus_t cublasDdot_v2(cublasHandle_t handle, int n, const double *x, int incx,
                              const double *y, int incy, double *result);
+/* complex: dotu is sum x[i] y[i], dotc sum conj(x[i]) y[i] */
+cublasStatus_t cublasCdotu_v2(cublasHandle_t handle, int n, const cuComplex *x, int incx,
+                              const cuComplex *y, int incy, cuComplex *result);
+cublasStatus_t cublasCdotc_v2(cublasHandle_t handle, int n, const cuComplex *x, int incx,
+                              const cuComplex *y, int incy, cuComplex *result);
+cublasStatus_t cublasZdotu_v2(cublasHandle_t handle, int n, const cuDoubleComplex *x, int incx,
+                              const cuDoubleComplex *y, int incy, cuDoubleComplex *result);
+cublasStatus_t cublasZdotc_v2(cublasHandle_t handle, int n, const cuDoubleComplex *x, int incx,
+                              const cuDoubleComplex *y, int incy, cuDoubleComplex *result);
 
 /* Level 2: y = alpha op(A) x + beta y, A (m, n) column-major */
 cublasStatus_t cublasSgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
@@ -106,6 +115,15 @@ cublasStatus_t cublasSgemv_v2(cublasHandle_t handle, cublasOperation_t trans, in
 cublasStatus_t cublasDgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
                               const double *alpha, const double *A, int lda, const double *x,
                               int incx, const double *beta, double *y, int incy);
+/* complex: op CUBLAS_OP_C is the conjugate transpose */
+cublasStatus_t cublasCgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
+                              const cuComplex *alpha, const cuComplex *A, int lda,
+                              const cuComplex *x, int incx, const cuComplex *beta, cuComplex *y,
+                              int incy);
+cublasStatus_t cublasZgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
+                              const cuDoubleComplex *alpha, const cuDoubleComplex *A, int lda,
+                              const cuDoubleComplex *x, int incx, const cuDoubleComplex *beta,
+                              cuDoubleComplex *y, int incy);
 
 /* Level 3: C = alpha op(A) op(B) + beta C, op(A) (m, k), op(B) (k, n), C (m, n) column-major */
 cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
@@ -167,8 +185,14 @@ cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t handle, cublasOperation_
 #define cublasDscal cublasDscal_v2
 #define cublasSdot cublasSdot_v2
 #define cublasDdot cublasDdot_v2
+#define cublasCdotu cublasCdotu_v2
+#define cublasCdotc cublasCdotc_v2
+#define cublasZdotu cublasZdotu_v2
+#define cublasZdotc cublasZdotc_v2
 #define cublasSgemv cublasSgemv_v2
 #define cublasDgemv cublasDgemv_v2
+#define cublasCgemv cublasCgemv_v2
+#define cublasZgemv cublasZgemv_v2
 #define cublasSgemm cublasSgemm_v2
 #define cublasDgemm cublasDgemm_v2
 #define cublasCgemm cublasCgemm_v2
