@@ -140,6 +140,18 @@ check_weights(cell_kind kind, const cell_params *p, int64_t hidden)
     return MT_OK;
 }
 
+/* PyTorch's CPU message for a state h of another dtype than the weights (its product with W_hh
+ * is a linear there); other devices leave it to the product's own check. */
+static mt_status
+check_state_dtype(const mt_tensor *h, const mt_tensor *w_hh)
+{
+    if (h->dtype == w_hh->dtype || mt_tensor_device(h).type != MT_CPU) {
+        return MT_OK;
+    }
+    return mt_fail(MT_ERUNTIME, "mat1 and mat2 must have the same dtype, but got %s and %s",
+                   mt_dtype_scalar_name(h->dtype), mt_dtype_scalar_name(w_hh->dtype));
+}
+
 /* ---- the cells ---- */
 
 /* PyTorch's check_rnn_cell_forward_hidden for state k */
@@ -185,6 +197,7 @@ run_cell(cell_kind kind, mt_args *a, mt_tensor *const *hx, int nh)
     for (int k = 0; k < nh && st == MT_OK; k++) {
         st = check_cell_hidden(input, hx[k], p.w_hh->sizes[1], k);
     }
+    st = st ? st : check_state_dtype(hx[0], p.w_hh);
     mt_tensor *xw = NULL, *w_hh_t = NULL;
     st = st ? st : input_projection(kind, input, &p, &xw);
     st = st ? st : mt_op_t(p.w_hh, &w_hh_t);
@@ -468,7 +481,7 @@ check_rnn(const rnn_plan *pl, mt_tensorlist params, const mt_tensor *x, bool pac
             return st;
         }
     }
-    return MT_OK;
+    return check_state_dtype(h0, params.t[1]);
 }
 
 /* All layers: x (N, F) the time-major rows -> *out (N, D*P), h_n (L*D, B, P), c_n (L*D, B, H). */
