@@ -1,19 +1,20 @@
 """Training steps of sequence models (issue 20): minitorch beside PyTorch, in one process.
 
 Cases: an LSTM language model (Embedding(1000, 128) - LSTM(128, 256, 2 layers) - Linear(256, 1000),
-cross-entropy, Adam) on a (32, 35) batch, and a Transformer encoder (2 nn.TransformerEncoderLayer,
+cross-entropy, Adam) on a (32, 35) batch, the same model on packed sequences of lengths 8 to 35
+(pack_padded_sequence with enforce_sorted=False, pad_packed_sequence before the head), and a Transformer encoder (2 nn.TransformerEncoderLayer,
 d_model 128, 4 heads, feed-forward 512, batch_first, causal mask, dropout 0) with a linear head on a
 (16, 64) batch of tokens, cross-entropy, AdamW. Both libraries start from the same weights (one
 state_dict copied through NumPy). Each thread count runs in its own process; the libraries
 alternate step by step and keep their best of several repeats. The last column is minitorch's
 time over PyTorch's (target: at most 1.25). Quote ratios: the machine is shared.
-Run: PYTHONPATH=. python benchmarks/bench_models.py [--quick] [--threads 1,2]
+Run: PYTHONPATH=. python benchmarks/bench_models.py [--quick] [--threads 1,2] [--only CASE]
 """
 import sys
 
 import numpy as np
 
-from bench_cpu import alternate, libraries, per_thread_count, print_row
+from bench_cpu import alternate, arg, libraries, per_thread_count, print_row
 
 QUICK = "--quick" in sys.argv
 VOCAB = 1000
@@ -34,6 +35,25 @@ def lstm_lm(lib):
             return self.head(out)
 
     return LM(), lib.optim.Adam, (32, 35)
+
+
+# the packed case's sequence lengths (fixed: both libraries see the same batch)
+LENGTHS = np.random.default_rng(1).integers(8, 36, 32)
+LENGTHS[0] = 35
+
+
+def packed_lstm_lm(lib):
+    model, opt, shape = lstm_lm(lib)
+    rnn_utils = lib.nn.utils.rnn
+
+    def forward(x):
+        packed = rnn_utils.pack_padded_sequence(model.embed(x), lib.tensor(LENGTHS), batch_first=True,
+                                                enforce_sorted=False)
+        out, _ = rnn_utils.pad_packed_sequence(model.rnn(packed)[0], batch_first=True, total_length=x.shape[1])
+        return model.head(out)
+
+    model.forward = forward
+    return model, opt, shape
 
 
 def transformer(lib):
@@ -75,7 +95,11 @@ def run_one(threads):
     minitorch = libs["minitorch"]
     minitorch.manual_seed(0)
     rng = np.random.default_rng(0)
-    for label, make in (("LSTM LM step", lstm_lm), ("Transformer encoder step", transformer)):
+    cases = (("LSTM LM step", lstm_lm), ("packed LSTM LM step", packed_lstm_lm),
+             ("Transformer encoder step", transformer))
+    for label, make in cases:
+        if arg("--only", "") not in label:
+            continue
         model, _, (batch, steps) = make(minitorch)
         weights = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
         tokens = rng.integers(0, VOCAB, (batch, steps + 1))

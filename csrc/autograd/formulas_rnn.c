@@ -35,9 +35,9 @@ mt_grad__thnn_fused_lstm_cell(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return finish(&s);
 }
 
-// input_projection (T*B, 4H), h0 (B, P), c0 (B, H), w_hh (4H, P), w_hr (P, H) or None; outputs
-// the h's (T*B, P), the c's (T*B, H) and the workspace (T*B, 4H), which takes no gradient: one
-// backward over all the steps, ops/rnn_layer.c's
+// input_projection (N, 4H), h0 (B, P), c0 (B, H), w_hh (4H, P), w_hr (P, H) or None,
+// batch_sizes or None; outputs the h's (N, P), the c's (N, H) and the workspace (N, 4H), which
+// takes no gradient: one backward over all the steps, ops/rnn_layer.c's
 mt_status
 mt_grad__lstm_layer(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {

@@ -211,13 +211,15 @@ is_cpu_scalar(mt_op op, int position, const mt_tensor *t)
            !(position == 0 && (mt_op_flags[op] & INPLACE));
 }
 
-/* The packed recurrent ops' batch_sizes (t[1]) is a CPU tensor for data on any device, as
- * PyTorch's: it only says how many rows each step has (csrc/ops/rnn.c reads it on the host). */
+/* The packed recurrent ops' batch_sizes (t[1], and the LSTM layer op's t[5]) is a CPU tensor for
+ * data on any device, as PyTorch's: it only says how many rows each step has (csrc/ops/rnn.c and
+ * rnn_layer.c read it on the host). */
 static bool
 is_host_arg(mt_op op, int position)
 {
-    return position == 1 && (op == MT_OP_lstm_data || op == MT_OP_gru_data ||
-                             op == MT_OP_rnn_tanh_data || op == MT_OP_rnn_relu_data);
+    return (position == 1 && (op == MT_OP_lstm_data || op == MT_OP_gru_data ||
+                              op == MT_OP_rnn_tanh_data || op == MT_OP_rnn_relu_data)) ||
+           (position == 5 && op == MT_OP__lstm_layer);
 }
 
 static mt_status

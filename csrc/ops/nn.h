@@ -86,9 +86,9 @@ mt_status mt_lstm_cell_grads_ops(mt_tensor *grad_hy, mt_tensor *grad_cy, mt_tens
                                  mt_tensor **dcx);
 
 /* The gradients of the LSTM layer (ops.def's _lstm_layer; its formula's, formulas_rnn.c): from
- * grad_out (T*B, P) and grad_cs (T*B, H) (either NULL: zero), its inputs in[5] (w_hr NULL
- * without projection) and results out, cs and workspace, gi[k] for the inputs k that want[k]:
- * d(input projection) (T*B, 4H), dh0, dc0, dW_hh, dW_hr. Through ops; where grad mode is on
+ * grad_out (N, P) and grad_cs (N, H) (either NULL: zero), its inputs in[6] (w_hr NULL without
+ * projection, batch_sizes NULL for steps of the whole batch) and results out, cs and workspace,
+ * gi[k] for the inputs k < 5 that want[k]: d(input projection) (N, 4H), dh0, dc0, dW_hh, dW_hr. Through ops; where grad mode is on
  * (create_graph) the gates are recomputed from the inputs so that the backward records. */
 mt_status mt_lstm_layer_backward(mt_tensor *grad_out, mt_tensor *grad_cs, mt_tensor *const *in,
                                  mt_tensor *out, mt_tensor *cs, mt_tensor *workspace, bool reverse,

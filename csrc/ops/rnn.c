@@ -11,10 +11,10 @@
  * n = tanh(W_in x + b_in + r * (W_hn h + b_hn))). Everything is an op through the dispatcher, so
  * autograd records the pieces and every device runs them; nothing here touches data but
  * batch_sizes (a CPU int64 tensor, as PyTorch's). Dropout (train only) goes between layers.
- * An LSTM layer whose steps all have the whole batch (padded input, or packed sequences of one
- * length) runs its steps as one op, _lstm_layer (ops/rnn_layer.c, PyTorch's mkldnn_rnn_layer),
- * which autograd records as one node with a backward of its own; packed sequences of unequal
- * lengths take the steps here, one fused cell node a step. */
+ * An LSTM layer runs its steps as one op, _lstm_layer (ops/rnn_layer.c, PyTorch's
+ * mkldnn_rnn_layer), which autograd records as one node with a backward of its own, packed
+ * sequences of unequal lengths too (their batch_sizes go with it); only a packed batch with an
+ * empty step takes the steps here, one fused cell node a step, as GRU and RNN do. */
 #include <stdlib.h>
 
 #include "ops/ops.h"
@@ -140,6 +140,18 @@ check_weights(cell_kind kind, const cell_params *p, int64_t hidden)
     return MT_OK;
 }
 
+/* PyTorch's CPU message for a state h of another dtype than the weights (its product with W_hh
+ * is a linear there); other devices leave it to the product's own check. */
+static mt_status
+check_state_dtype(const mt_tensor *h, const mt_tensor *w_hh)
+{
+    if (h->dtype == w_hh->dtype || mt_tensor_device(h).type != MT_CPU) {
+        return MT_OK;
+    }
+    return mt_fail(MT_ERUNTIME, "mat1 and mat2 must have the same dtype, but got %s and %s",
+                   mt_dtype_scalar_name(h->dtype), mt_dtype_scalar_name(w_hh->dtype));
+}
+
 /* ---- the cells ---- */
 
 /* PyTorch's check_rnn_cell_forward_hidden for state k */
@@ -185,6 +197,7 @@ run_cell(cell_kind kind, mt_args *a, mt_tensor *const *hx, int nh)
     for (int k = 0; k < nh && st == MT_OK; k++) {
         st = check_cell_hidden(input, hx[k], p.w_hh->sizes[1], k);
     }
+    st = st ? st : check_state_dtype(hx[0], p.w_hh);
     mt_tensor *xw = NULL, *w_hh_t = NULL;
     st = st ? st : input_projection(kind, input, &p, &xw);
     st = st ? st : mt_op_t(p.w_hh, &w_hh_t);
@@ -232,6 +245,7 @@ typedef struct rnn_plan {
     int layers, dirs, per; /* per: tensors of params per layer and direction */
     bool biases, proj, train;
     bool whole_batch; /* every step has all B > 0 rows (padded, or packed of equal lengths) */
+    mt_tensor *batch_sizes; /* a packed call's (borrowed), NULL for a padded one */
     double dropout;
 } rnn_plan;
 
@@ -268,19 +282,50 @@ resize_state(mt_tensor **h, mt_tensor *h0, int64_t n, mt_tensor **left)
     return st;
 }
 
-/* An LSTM layer in one direction whose every step has the whole batch B (> 0): one op of all
- * its steps (ops/rnn_layer.c), whose backward makes W_hh's gradient one product. Its last
- * states are the rows of the step it ends with. */
+/* The last states (B, cols) out of the states after every step x (N, cols): running in reverse,
+ * the first step's rows; forward, each sequence's last step's row: the rows of the last step,
+ * then those that left the batch at each step before it (packed sequences), last first. */
+static mt_status
+last_states(const rnn_plan *pl, bool reverse, mt_tensor *x, mt_tensor **r)
+{
+    const int64_t T = pl->steps;
+    if (reverse || pl->bs[T - 1] == pl->bs[0]) {
+        return mt_op_narrow(x, 0, pl->off[reverse ? 0 : T - 1], pl->bs[0], r);
+    }
+    mt_tensor **parts = calloc((size_t)T, sizeof(*parts));
+    if (parts == NULL) {
+        return mt_fail(MT_ENOMEM, "rnn: out of memory for %lld steps", (long long)T);
+    }
+    mt_status st = MT_OK;
+    int n = 0;
+    for (int64_t t = T - 1; t >= 0 && st == MT_OK; t--) {
+        const int64_t stay = t + 1 < T ? pl->bs[t + 1] : 0; /* the rows going on to step t + 1 */
+        if (pl->bs[t] > stay) {
+            st = mt_op_narrow(x, 0, pl->off[t] + stay, pl->bs[t] - stay, &parts[n++]);
+        }
+    }
+    st = st ? st : mt_op_cat(n, parts, 0, r);
+    for (int k = 0; k < n; k++) {
+        mt_tensor_clear(&parts[k]);
+    }
+    free(parts);
+    return st;
+}
+
+/* An LSTM layer in one direction with no empty step: one op of all its steps (ops/rnn_layer.c),
+ * whose backward makes W_hh's gradient one product; packed sequences of unequal lengths hand it
+ * their batch_sizes. */
 static mt_status
 run_lstm_layer(const rnn_plan *pl, const cell_params *p, bool reverse, mt_tensor *x, mt_tensor *h0,
                mt_tensor *c0, mt_tensor **out, mt_tensor **h_n, mt_tensor **c_n)
 {
     mt_tensor *xw = NULL, *cs = NULL, *ws = NULL;
-    const int64_t B = pl->bs[0], last = reverse ? 0 : pl->steps - 1;
+    mt_tensor *batch_sizes = pl->whole_batch ? NULL : pl->batch_sizes;
     mt_status st = input_projection(CELL_LSTM, x, p, &xw);
-    st = st ? st : mt_op__lstm_layer(xw, h0, c0, p->w_hh, p->w_hr, reverse, out, &cs, &ws);
-    st = st ? st : mt_op_narrow(*out, 0, last * B, B, h_n);
-    st = st ? st : mt_op_narrow(cs, 0, last * B, B, c_n);
+    st = st ? st
+            : mt_op__lstm_layer(xw, h0, c0, p->w_hh, p->w_hr, reverse, batch_sizes, out, &cs, &ws);
+    st = st ? st : last_states(pl, reverse, *out, h_n);
+    st = st ? st : last_states(pl, reverse, cs, c_n);
     mt_tensor_clear(&ws);
     mt_tensor_clear(&cs);
     mt_tensor_clear(&xw);
@@ -295,7 +340,7 @@ run_direction(const rnn_plan *pl, const cell_params *p, bool reverse, mt_tensor 
 {
     int64_t T = pl->steps;
     bool lstm = c0 != NULL;
-    if (lstm && pl->whole_batch) {
+    if (lstm && pl->bs[T - 1] > 0) {
         return run_lstm_layer(pl, p, reverse, x, h0, c0, out, h_n, c_n);
     }
     /* outs[t]: step t's output; left[]: states of the rows that left the batch, forward
@@ -436,7 +481,7 @@ check_rnn(const rnn_plan *pl, mt_tensorlist params, const mt_tensor *x, bool pac
             return st;
         }
     }
-    return MT_OK;
+    return check_state_dtype(h0, params.t[1]);
 }
 
 /* All layers: x (N, F) the time-major rows -> *out (N, D*P), h_n (L*D, B, P), c_n (L*D, B, H). */
@@ -508,6 +553,7 @@ run_rnn(cell_kind kind, mt_args *a, mt_tensor *input, mt_tensor *batch_sizes, mt
                    .biases = a->b[0],
                    .proj = c0 && h0->ndim == 3 && c0->ndim == 3 && h0->sizes[2] != c0->sizes[2],
                    .train = a->b[1],
+                   .batch_sizes = batch_sizes,
                    .dropout = a->f[0]};
     pl.per = 2 + 2 * pl.biases + pl.proj;
     if (a->i[0] > (int64_t)1 << 20) {

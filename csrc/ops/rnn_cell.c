@@ -13,7 +13,9 @@
 #include "ops/nn.h"
 #include "ops/op_chain.h"
 
-/* t is a float32 or float64 matrix of rows x cols (cols < 0: any), of dt where dt is given */
+/* t is a floating matrix of rows x cols (cols < 0: any), of like's dtype where like is given.
+ * float16 and bfloat16 pass: these fronts check the call as given, before dispatch/widen.c
+ * computes it in float32 (the float8 formats never get here: dispatch/shell.c refuses them). */
 static mt_status
 check_matrix(const char *op, const char *name, const mt_tensor *t, int64_t rows, int64_t cols,
              const mt_tensor *like)
@@ -22,7 +24,7 @@ check_matrix(const char *op, const char *name, const mt_tensor *t, int64_t rows,
         return mt_fail(MT_ERUNTIME, "%s: expected %s of shape (%lld, %lld), got a %d-D tensor", op,
                        name, (long long)rows, (long long)cols, t->ndim);
     }
-    if (t->dtype != MT_FLOAT32 && t->dtype != MT_FLOAT64) {
+    if (!mt_dtype_is_float(t->dtype)) {
         return mt_fail(MT_ERUNTIME, "%s: expected %s of a float dtype, got %s", op, name,
                        mt_dtype_c_name(t->dtype));
     }

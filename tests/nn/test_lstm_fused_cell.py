@@ -1,5 +1,5 @@
 """The fused LSTM cell (_thnn_fused_lstm_cell and _thnn_fused_lstm_cell_backward_impl, the op
-nn.LSTM's steps record): values against NumPy in float64 and against PyTorch's cell written in
+nn.LSTMCell records and the LSTM layer op's steps run): values against NumPy in float64 and against PyTorch's cell written in
 its ops (PyTorch has no CPU kernel of its own for it), gradients by finite differences and against
 PyTorch's autograd, the backward op with absent gradients, a double backward, non-contiguous
 inputs, NaN and inf, an empty batch, every device, and bad calls."""
@@ -118,13 +118,13 @@ def test_double_backward_matches_torch():
         np.testing.assert_allclose(got, want, atol=1e-10, rtol=1e-8)
 
 
-def test_lstm_records_one_node_a_step():
-    """Packed sequences of several lengths go a step at a time (those of one length, and padded
-    input, run as one layer op: test_lstm_layer.py)."""
-    lstm = minitorch.nn.LSTM(4, H)
-    packed = minitorch.nn.utils.rnn.pack_padded_sequence(minitorch.randn(6, 2, 4), [6, 4])
-    out, _ = lstm(packed)
-    out = out.data
+def test_lstm_cell_records_one_node_a_step():
+    """nn.LSTMCell run step by step records one fused cell node a step (nn.LSTM's layers, padded
+    or packed, run as one layer op: test_lstm_layer.py)."""
+    cell = minitorch.nn.LSTMCell(4, H)
+    out = c = minitorch.zeros(2, H)
+    for x in minitorch.randn(6, 2, 4):
+        out, c = cell(x, (out, c))
     # seen keeps the nodes themselves: a node's Python object may be made anew on each visit,
     # so an id alone could be a freed object's, reused by another node's
     names, seen, todo = [], {}, [out.grad_fn]

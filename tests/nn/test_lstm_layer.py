@@ -2,8 +2,9 @@
 direction whose steps all have the whole batch as one op that autograd records as one
 MkldnnRnnLayerBackward0 node. Its outputs and the gradients of the input, h0, c0 and every
 parameter against PyTorch in float64 to 1e-10 (long sequences, batch_first both ways, proj_size,
-bidirectional, 2 layers, packed sequences of one length and of several), a gradient taken with
-create_graph and differentiated again, the graph it records, and its errors."""
+bidirectional, 2 layers, packed sequences of one length and of several, whose batch shrinks from
+step to step: the op's batch_sizes), a gradient taken with create_graph and differentiated again,
+the graph it records, and its errors."""
 import numpy as np
 import pytest
 
@@ -84,11 +85,31 @@ def test_long_sequences_match_pytorch_in_float64(kwargs, with_states):
     compare(kwargs, with_states=with_states)
 
 
-@pytest.mark.parametrize("lengths", [[7, 7, 7], [7, 5, 2]])
-@pytest.mark.parametrize("kwargs", [CASES[0], CASES[5]])
+@pytest.mark.parametrize("lengths", [[7, 7, 7], [7, 5, 2], [3, 7, 1, 7, 2], [1, 1, 7]])
+@pytest.mark.parametrize("kwargs", CASES)
 def test_packed_sequences_match_pytorch_in_float64(kwargs, lengths):
-    """One length: the layer op; several: the steps one cell at a time."""
-    compare(kwargs, T=7, lengths=lengths)
+    """Packed sequences of one length or several (the batch shrinking step by step) through the
+    layer op, with and without initial states."""
+    compare(kwargs, T=7, B=len(lengths), lengths=lengths)
+    compare(kwargs, T=7, B=len(lengths), lengths=lengths, with_states=False)
+
+
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+def test_pack_sequence_matches_pytorch_in_float64(enforce_sorted):
+    """pack_sequence of sequences sorted or not, through 2 bidirectional layers with projection."""
+    theirs, ours = pair(4, 5, num_layers=2, bidirectional=True, proj_size=2)
+    seqs = [rand(n, 4) for n in ((6, 4, 4, 1) if enforce_sorted else (2, 6, 1, 5))]
+    grads = []
+    for lib, module, utils in ((torch, theirs, torch.nn.utils.rnn), (mt, ours, rnn_utils)):
+        xs = [lib.tensor(a, requires_grad=True) for a in seqs]
+        out, (h_n, c_n) = module(utils.pack_sequence(xs, enforce_sorted=enforce_sorted))
+        padded, lengths = utils.pad_packed_sequence(out, batch_first=True)
+        loss = (padded * padded).sum() + (h_n * 0.5).sum() + c_n.sum()
+        loss.backward()
+        grads.append([padded.detach().numpy(), h_n.detach().numpy(), c_n.detach().numpy()]
+                     + [x.grad.numpy() for x in xs] + [p.grad.numpy() for p in module.parameters()])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(b, a, **TOL)
 
 
 def test_one_step_and_one_row():
@@ -109,16 +130,20 @@ def test_only_the_last_cell_state_takes_a_gradient():
         np.testing.assert_allclose(b, a, **TOL)
 
 
-def test_double_backward_matches_pytorch():
+@pytest.mark.parametrize("lengths", [None, [5, 2, 4]])
+def test_double_backward_matches_pytorch(lengths):
     """A gradient taken with create_graph records (the gates recomputed through ops) and its
-    own gradients equal PyTorch's (float64, where PyTorch takes no oneDNN path either)."""
+    own gradients equal PyTorch's (float64, where PyTorch takes no oneDNN path either), padded
+    or packed (the batch shrinking from step to step)."""
     theirs, ours = pair(3, 4, proj_size=2, bidirectional=True)
-    x, w = rand(5, 2, 3), rand(5, 2, 4)
+    x, w = rand(5, 3, 3), rand(5, 3, 4)
     results = []
-    for lib, module in ((torch, theirs), (mt, ours)):
+    for lib, module, utils in ((torch, theirs, torch.nn.utils.rnn), (mt, ours, rnn_utils)):
         xt = lib.tensor(x, requires_grad=True)
-        out, (h_n, c_n) = module(xt)
-        loss = (out * lib.tensor(w)).sum() + (c_n * c_n).sum()
+        inp = xt if lengths is None else utils.pack_padded_sequence(xt, lengths, enforce_sorted=False)
+        out, (h_n, c_n) = module(inp)
+        out = out if lengths is None else utils.pad_packed_sequence(out)[0]
+        loss = (out * lib.tensor(w)).sum() + (c_n * c_n).sum() + (h_n * h_n.sum()).sum()
         params = [xt, *module.parameters()]
         grads = lib.autograd.grad(loss, params, create_graph=True)
         sum((g * g).sum() for g in grads).backward()
@@ -139,12 +164,17 @@ def node_names(t):
     return names
 
 
-def test_records_one_node_a_layer_and_direction():
+@pytest.mark.parametrize("lengths", [None, [6, 6], [6, 3], [2, 6]])
+def test_records_one_node_a_layer_and_direction(lengths):
+    """Padded, or packed of one length or several: one node a layer and direction."""
     lstm = mt.nn.LSTM(4, 5, num_layers=2, bidirectional=True)
-    out, _ = lstm(mt.randn(6, 2, 4))
-    names = node_names(out)
-    assert names.count("MkldnnRnnLayerBackward0") == 4
-    assert "ThnnFusedLstmCellBackward0" not in names and "MmBackward0" not in names
+    x = mt.randn(6, 2, 4)
+    if lengths is not None:
+        x = rnn_utils.pack_padded_sequence(x, lengths, enforce_sorted=False)
+    out, (h_n, _) = lstm(x)
+    for names in (node_names(out if lengths is None else out.data), node_names(h_n)):
+        assert names.count("MkldnnRnnLayerBackward0") == 4
+        assert "ThnnFusedLstmCellBackward0" not in names and "MmBackward0" not in names
 
 
 def test_layer_op_direct_and_reverse():
@@ -160,6 +190,43 @@ def test_layer_op_direct_and_reverse():
             np.testing.assert_allclose(out[t * B:(t + 1) * B].numpy(), hy.numpy(), **TOL)
             np.testing.assert_allclose(cs[t * B:(t + 1) * B].numpy(), cy.numpy(), **TOL)
             h, c = hy, cy
+
+
+def test_layer_op_with_batch_sizes_steps_a_shrinking_batch():
+    """_C._lstm_layer with batch_sizes: step t has the first batch_sizes[t] rows; forward, a
+    step's state is the first rows of the step before's; in reverse, the step after's and then
+    h0's rows beyond it."""
+    H, bs = 3, [4, 3, 3, 1]
+    N, B = sum(bs), bs[0]
+    off = np.cumsum([0] + bs[:-1])
+    xw, h0, c0, w_hh = (mt.tensor(rand(*s)) for s in ((N, 4 * H), (B, H), (B, H), (4 * H, H)))
+    for reverse in (False, True):
+        out, cs, ws = mt._C._lstm_layer(xw, h0, c0, w_hh, None, reverse, mt.tensor(bs))
+        assert out.shape == (N, H) and cs.shape == (N, H) and ws.shape == (N, 4 * H)
+        h, c = h0, c0
+        for t in (reversed(range(len(bs))) if reverse else range(len(bs))):
+            n = bs[t]
+            h = mt.cat([h, h0[h.shape[0]:n]]) if h.shape[0] < n else h[:n]
+            c = mt.cat([c, c0[c.shape[0]:n]]) if c.shape[0] < n else c[:n]
+            hy, cy, _ = mt._C._thnn_fused_lstm_cell(xw[off[t]:off[t] + n], h @ w_hh.t(), c)
+            np.testing.assert_allclose(out[off[t]:off[t] + n].numpy(), hy.numpy(), **TOL)
+            np.testing.assert_allclose(cs[off[t]:off[t] + n].numpy(), cy.numpy(), **TOL)
+            h, c = hy, cy
+
+
+@pytest.mark.parametrize("batch_sizes", [
+    [3, 3],      # sums to 6, not the 8 rows
+    [2, 3, 3],   # grows
+    [3, 3, 0, 2],  # an empty step
+    [2, 2, 2, 2],  # does not start at c0's 3 rows
+    [],          # no step
+])
+def test_layer_op_batch_sizes_errors(batch_sizes):
+    args = [mt.zeros(*s) for s in ((8, 12), (3, 3), (3, 3), (12, 3))]
+    with pytest.raises(RuntimeError, match="_lstm_layer"):
+        mt._C._lstm_layer(*args, None, False, mt.tensor(batch_sizes, dtype=mt.int64))
+    with pytest.raises(RuntimeError, match="_lstm_layer: batch_sizes should be a 1-D CPU int64"):
+        mt._C._lstm_layer(*args, None, False, mt.tensor([3, 3, 2], dtype=mt.int32))
 
 
 @pytest.mark.parametrize("shapes", [
