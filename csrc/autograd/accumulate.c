@@ -23,30 +23,29 @@ engine_only(const mt_tensor *t)
  * sparse, as PyTorch's InputBuffer keeps it (the node's hooks, retain_grad() and
  * autograd.grad see it so; run_node makes it dense for a formula that needs it dense). */
 static mt_status
-accumulate_sparse(mt_node *n, int nr, mt_tensor *grad)
+accumulate_sparse(mt_tensor **slot, const mt_meta *m, mt_tensor *grad)
 {
-    const mt_meta *m = &n->out_meta[nr];
-    return mt_sparse_grad_accumulate(&n->buffer[nr], grad, m->ndim, m->sizes, false);
+    return mt_sparse_grad_accumulate(slot, grad, m->ndim, m->sizes, false);
 }
 
-/* Adds grad into n's buffer for output nr (takes the reference to grad): in place where the
- * buffer is the engine's alone, as PyTorch's InputBuffer (a weight used at every step of a loop
+/* Adds grad into *slot, a node's buffer for an output shaped as m (takes the reference to
+ * grad): in place where the buffer is the engine's alone, as PyTorch's InputBuffer (a weight used at every step of a loop
  * gets one buffer, not a new one per step). Never in place when either is a __torch_dispatch__
  * wrapper: an in-place add returns its plain self, so a wrapper's gradient summed into a plain
  * buffer would lose its class, or not, by the buffer's reference count of the moment. */
 mt_status
-mt_engine_accumulate(mt_node *n, int nr, mt_tensor *grad)
+mt_engine_accumulate(mt_tensor **slot, const mt_meta *m, mt_tensor *grad)
 {
     if (mt_is_sparse_grad(grad)) {
-        return accumulate_sparse(n, nr, grad);
+        return accumulate_sparse(slot, m, grad);
     }
-    mt_tensor *b = n->buffer[nr];
+    mt_tensor *b = *slot;
     if (b == NULL) {
-        n->buffer[nr] = grad;
+        *slot = grad;
         return MT_OK;
     }
     if (mt_is_sparse_grad(b)) {
-        return accumulate_sparse(n, nr, grad);
+        return accumulate_sparse(slot, m, grad);
     }
     if (engine_only(b) && !b->python_dispatch && !grad->python_dispatch && !grad->requires_grad &&
         b->dtype == grad->dtype && b->ndim == grad->ndim &&
@@ -56,11 +55,11 @@ mt_engine_accumulate(mt_node *n, int nr, mt_tensor *grad)
         return st;
     }
     mt_tensor *sum = NULL;
-    mt_status st = mt_op_add(n->buffer[nr], grad, mt_scalar_int(1), &sum);
+    mt_status st = mt_op_add(b, grad, mt_scalar_int(1), &sum);
     mt_tensor_release(grad);
     if (st == MT_OK) {
-        mt_tensor_release(n->buffer[nr]);
-        n->buffer[nr] = sum;
+        mt_tensor_release(b);
+        *slot = sum;
     }
     return st;
 }
@@ -215,15 +214,15 @@ mt_engine_retain(mt_tensor *x, mt_tensor *g)
 /* The gradient hooks on n's outputs (an AccumulateGrad's: on its leaf) replace the gradients
  * that reached them, before they are captured, kept by retain_grad() or used. */
 mt_status
-mt_engine_grad_hooks(mt_node *n, bool create_graph)
+mt_engine_grad_hooks(mt_node *n, mt_tensor **buffer, bool create_graph)
 {
-    mt_hook *h = n->formula ? n->hooks : n->variable->hooks;
+    mt_hook *h = mt_hook_next(n->formula ? &n->hooks : &n->variable->hooks);
     mt_status st = MT_OK;
     bool was = mt_grad_enabled();
     mt_set_grad_enabled(create_graph);
-    for (; st == MT_OK && h; h = h->next) {
+    for (; st == MT_OK && h; h = mt_hook_next(&h->next)) {
         /* a sparse gradient as it is (the binding layer shows it as a sparse tensor) */
-        mt_tensor **g = &n->buffer[h->output_nr];
+        mt_tensor **g = &buffer[h->output_nr];
         if (!h->post_accumulate && *g) {
             st = h->fn(h->ctx, g);
         }
@@ -238,7 +237,7 @@ run_post_accumulate_hooks(mt_tensor *leaf, bool create_graph)
     mt_status st = MT_OK;
     bool was = mt_grad_enabled();
     mt_set_grad_enabled(create_graph);
-    for (mt_hook *h = leaf->hooks; st == MT_OK && h; h = h->next) {
+    for (mt_hook *h = mt_hook_next(&leaf->hooks); st == MT_OK && h; h = mt_hook_next(&h->next)) {
         mt_tensor *arg = leaf;
         if (h->post_accumulate) {
             st = h->fn(h->ctx, &arg);
@@ -253,14 +252,13 @@ run_post_accumulate_hooks(mt_tensor *leaf, bool create_graph)
  * own size each, not the input's. false (nothing done) where the buffer is not the engine's
  * alone, or g not a plain gradient: the formula runs instead. */
 bool
-mt_engine_add_into_region(mt_node *n, mt_tensor *g, bool create_graph, mt_status *st)
+mt_engine_add_into_region(mt_node *n, mt_tensor **buf, mt_tensor *g, bool create_graph,
+                          mt_status *st)
 {
-    mt_edge *edge = &n->edges[0];
-    if (create_graph || n->nedges != 1 || edge->node == NULL || !g || g->requires_grad ||
+    if (create_graph || n->nedges != 1 || buf == NULL || !g || g->requires_grad ||
         mt_is_sparse_grad(g) || mt_tensor_has_internal_overlap(g)) {
         return false;
     }
-    mt_tensor **buf = &edge->node->buffer[edge->input_nr];
     const mt_meta *m = &n->in_meta[0];
     if (*buf && !(engine_only(*buf) && !mt_is_sparse_grad(*buf) && (*buf)->dtype == m->dtype &&
                   (*buf)->ndim == m->ndim &&

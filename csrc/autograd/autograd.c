@@ -4,6 +4,8 @@
  * One kernel serves every op with a formula: it runs the op below the Autograd key with grad
  * mode off (so nothing inside records), then links the outputs to a new node. In-place ops on
  * tensors that require grad move the tensor's history to the new node. */
+#define _DEFAULT_SOURCE /* PTHREAD_MUTEX_RECURSIVE */
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +58,6 @@ free_node(mt_node *n)
     }
     for (int k = 0; k < MT_NODE_MAX_OUT; k++) {
         mt_tensor_clear(&n->saved_out[k]);
-        mt_tensor_clear(&n->buffer[k]);
     }
     for (int e = 0; e < n->nedges; e++) {
         if (n->edges[e].node) {
@@ -80,6 +81,7 @@ free_node(mt_node *n)
     }
     free(n->edges);
     free(n->in_meta);
+    pthread_mutex_destroy(&n->lock);
     free(n);
     atomic_fetch_sub_explicit(&live_nodes, 1, memory_order_relaxed);
 }
@@ -96,6 +98,11 @@ mt_hooks_free(mt_hook *h)
         h = next;
     }
 }
+
+/* The hooks registry's: lists of hooks grow (mt_autograd_add_hook, with the GIL) while a
+ * backward on another thread walks them (mt_hook_next, without). Held for a pointer's read or
+ * write only, never while a hook runs, so that it never waits on the GIL. */
+static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
 
 mt_status
 mt_autograd_add_hook(mt_tensor *t, bool post_accumulate, mt_hook_fn fn, void *ctx,
@@ -123,11 +130,22 @@ mt_autograd_add_hook(mt_tensor *t, bool post_accumulate, mt_hook_fn fn, void *ct
     }
     *h = (mt_hook){fn, ctx, free_ctx, fn_node ? t->output_nr : 0, post_accumulate, NULL};
     mt_hook **end = fn_node ? &fn_node->hooks : &t->hooks;
+    pthread_mutex_lock(&hooks_lock);
     while (*end) {
         end = &(*end)->next;
     }
     *end = h;
+    pthread_mutex_unlock(&hooks_lock);
     return MT_OK;
+}
+
+mt_hook *
+mt_hook_next(mt_hook *const *link)
+{
+    pthread_mutex_lock(&hooks_lock);
+    mt_hook *h = *link;
+    pthread_mutex_unlock(&hooks_lock);
+    return h;
 }
 
 /* Nodes whose count reached zero on this thread, waiting for free_node. Freeing a node drops
@@ -208,6 +226,17 @@ keep_args(mt_args *kept, const mt_args *a)
     kept->ntl = a->ntl;
 }
 
+/* Every node's lock is recursive (mt_node.lock): one attribute for all, made once. */
+static pthread_mutexattr_t node_lock_attr;
+static pthread_once_t node_lock_attr_once = PTHREAD_ONCE_INIT;
+
+static void
+init_node_lock_attr(void)
+{
+    pthread_mutexattr_init(&node_lock_attr);
+    pthread_mutexattr_settype(&node_lock_attr, PTHREAD_MUTEX_RECURSIVE);
+}
+
 mt_node *
 mt_node_new(const mt_formula *f, const char *name, int nedges)
 {
@@ -223,6 +252,8 @@ mt_node_new(const mt_formula *f, const char *name, int nedges)
         free(n);
         return NULL;
     }
+    pthread_once(&node_lock_attr_once, init_node_lock_attr);
+    pthread_mutex_init(&n->lock, &node_lock_attr);
     atomic_init(&n->refcount, 1);
     atomic_fetch_add_explicit(&live_nodes, 1, memory_order_relaxed);
     n->formula = f;

@@ -16,6 +16,7 @@
 #ifndef MT_AUTOGRAD_H
 #define MT_AUTOGRAD_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "dispatch/dispatch.h"
@@ -134,6 +135,10 @@ typedef struct mt_hook {
  * hook goes, also when this fails. */
 mt_status mt_autograd_add_hook(mt_tensor *t, bool post_accumulate, mt_hook_fn fn, void *ctx,
                                void (*free_ctx)(void *ctx));
+/* The hook after *link in a list that mt_autograd_add_hook may append to on another thread
+ * (the engine walks it while Python code adds hooks): read under the registry's lock, which
+ * is never held while a hook runs. */
+mt_hook *mt_hook_next(mt_hook *const *link);
 
 /* Hooks on a node itself (Node.register_prehook and Node.register_hook), from the binding layer:
  * pre runs before the node, with the gradients of its outputs (grad_outputs, NULL where none
@@ -185,15 +190,28 @@ struct mt_node {
     const mt_node_hooks *node_hooks; /* hooks on the node itself, or NULL */
     void *node_hooks_ctx; /* owned (freed by node_hooks->free_ctx) */
     mt_node *next_dead; /* its link in the thread's queue of nodes to free (autograd.c) */
-    /* engine scratch, valid while run == the engine's current run id */
-    uint64_t run;
-    int deps;
-    uint8_t need; /* with inputs given (engine.c's mark_needed): NEED_* */
-    mt_tensor *buffer[MT_NODE_MAX_OUT];
+    /* Held by a backward run while it runs the node (its formula, the edges it hides, the saved
+     * tensors it unpacks or frees; an AccumulateGrad's: the leaf's .grad) and while it reads
+     * the node's edges: runs on other threads share nodes (a parameter's AccumulateGrad).
+     * Recursive: a node's backward may start a run that reaches it again. A run's own state
+     * (dependency counts, input buffers) is the run's, not the node's (engine.c). */
+    pthread_mutex_t lock;
     /* while its formula runs: whether a gradient reached output k (else grads[k] is zeros,
      * which a formula may skip, as PyTorch's skip an undefined gradient: svd's gU) */
     bool grad_given[MT_NODE_MAX_OUT];
 };
+
+static inline void
+mt_node_lock(mt_node *n)
+{
+    pthread_mutex_lock(&n->lock);
+}
+
+static inline void
+mt_node_unlock(mt_node *n)
+{
+    pthread_mutex_unlock(&n->lock);
+}
 
 static inline mt_node *
 mt_node_retain(mt_node *n)

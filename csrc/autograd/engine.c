@@ -1,15 +1,18 @@
 /* The backward engine: dependency counting over the reachable graph, then the nodes in reverse
- * creation order as their gradients complete (PyTorch's engine, on one thread).
+ * creation order as their gradients complete (PyTorch's engine, on the calling thread).
  *
  * Gradients are checked against what each node's input was: summed back over broadcast dims
  * and cast to its dtype, as PyTorch's validate_outputs does, so formulas need not. A sparse
  * gradient (embedding(sparse=True), sparse_grad.h) stays sparse into a leaf's .grad, through
  * the hooks, retain_grad() and autograd.grad, and through the formulas that keep it so in
- * PyTorch (mt_sparse_grad_through); any other formula gets it dense. */
-#define _DEFAULT_SOURCE /* PTHREAD_MUTEX_RECURSIVE */
-
-#include <pthread.h>
+ * PyTorch (mt_sparse_grad_through); any other formula gets it dense.
+ *
+ * A run's state (dependency counts, input buffers, which nodes it needs) is the run's own, in
+ * a table of slots by node (PyTorch's GraphTask), so runs on several threads, and runs started
+ * inside a node's backward, go on side by side; they share only the nodes, each locked while a
+ * run reads its edges or runs it (a parameter's AccumulateGrad: its leaf's .grad). */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,111 +23,158 @@
 
 static atomic_ullong run_ids;
 
-/* A node's engine scratch as the run enclosing this one left it. A run started inside a node's
- * backward (an autograd.Function whose backward calls autograd.grad) may reach nodes of the run
- * still going on outside it, the AccumulateGrad of a parameter both use: it sets their scratch
- * aside as it reaches them and puts it back as it ends, so the outer run's counts and buffers
- * come through whole. */
-typedef struct outer_scratch {
-    mt_node *node; /* borrowed: the enclosing run holds it */
-    uint64_t run;
-    int deps;
-    uint8_t need;
-    mt_tensor *buffer[MT_NODE_MAX_OUT];
-} outer_scratch;
+/* A node's state in one run: PyTorch's GraphTask keeps it per run, not in the node, so that
+ * runs on other threads (and runs started inside a node's backward) that reach the same node
+ * each count and buffer their own. */
+typedef struct slot {
+    mt_node *node; /* owned */
+    int deps;      /* the edges of this run's nodes into it whose gradient has not come yet */
+    uint8_t need;  /* with inputs given (mark_needed): NEED_* */
+    mt_tensor *buffer[MT_NODE_MAX_OUT]; /* the gradients of its outputs summed so far */
+} slot;
 
-/* The nodes of one run: all reached (owned references), and a max-heap of the ready ones. */
+/* The nodes of one run: all reached, found by address through an open-addressing table, and a
+ * max-heap (by sequence_nr) of the ready ones. Slots do not move once discover is done. */
 typedef struct graph {
     uint64_t run;
-    mt_node **all;
-    int nall, capall;
-    mt_node **heap;
+    slot *slots;
+    int nslots, capslots;
+    int *index; /* capindex entries (a power of two, at most half full): a slot's number, or -1 */
+    int capindex;
+    int *heap; /* slot numbers */
     int nheap, capheap;
     bool prune; /* inputs were given: only the nodes that reach one run (mark_needed) */
-    outer_scratch *outer; /* nouter, owned: what join set aside */
-    int nouter, capouter;
 } graph;
 
 static mt_status
-push(mt_node ***v, int *n, int *cap, mt_node *x)
+grow(void **v, int *cap, int need, size_t size)
 {
-    if (*n == *cap) {
-        int c = *cap ? *cap * 2 : 64;
-        mt_node **p = realloc(*v, sizeof(*p) * (size_t)c);
-        if (p == NULL) {
-            return mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
-        }
-        *v = p;
-        *cap = c;
+    if (need <= *cap) {
+        return MT_OK;
     }
-    (*v)[(*n)++] = x;
+    int c = *cap ? *cap * 2 : 64;
+    while (c < need) {
+        c *= 2;
+    }
+    void *p = realloc(*v, size * (size_t)c);
+    if (p == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
+    }
+    *v = p;
+    *cap = c;
     return MT_OK;
 }
 
-static mt_status
-ready(graph *g, mt_node *x)
+static size_t
+hash_node(const mt_node *n, int cap)
 {
-    mt_status st = push(&g->heap, &g->nheap, &g->capheap, x);
-    for (int i = g->nheap - 1; st == MT_OK && i > 0;) {
-        int parent = (i - 1) / 2;
-        if (g->heap[parent]->sequence_nr >= g->heap[i]->sequence_nr) {
-            break;
+    uint64_t h = (uint64_t)(uintptr_t)n * UINT64_C(0x9E3779B97F4A7C15); /* Fibonacci hashing */
+    return (size_t)(h >> 32) & (size_t)(cap - 1);
+}
+
+/* n's slot in run g, or NULL where g never reached it. */
+static slot *
+find(const graph *g, const mt_node *n)
+{
+    if (n == NULL || g->capindex == 0) {
+        return NULL;
+    }
+    for (size_t i = hash_node(n, g->capindex);; i = (i + 1) & (size_t)(g->capindex - 1)) {
+        int k = g->index[i];
+        if (k < 0) {
+            return NULL;
         }
-        mt_node *t = g->heap[parent];
-        g->heap[parent] = g->heap[i];
-        g->heap[i] = t;
-        i = parent;
+        if (g->slots[k].node == n) {
+            return &g->slots[k];
+        }
+    }
+}
+
+static void
+index_slot(graph *g, int k)
+{
+    size_t i = hash_node(g->slots[k].node, g->capindex);
+    while (g->index[i] >= 0) {
+        i = (i + 1) & (size_t)(g->capindex - 1);
+    }
+    g->index[i] = k;
+}
+
+/* x joins run g with a fresh slot (a new reference). */
+static mt_status
+join(graph *g, mt_node *x)
+{
+    mt_status st = grow((void **)&g->slots, &g->capslots, g->nslots + 1, sizeof(slot));
+    if (st == MT_OK && 2 * (g->nslots + 1) > g->capindex) {
+        int cap = g->capindex ? 2 * g->capindex : 128;
+        int *index = malloc(sizeof(*index) * (size_t)cap);
+        if (index == NULL) {
+            return mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
+        }
+        memset(index, 0xff, sizeof(*index) * (size_t)cap); /* -1 everywhere */
+        free(g->index);
+        g->index = index;
+        g->capindex = cap;
+        for (int k = 0; k < g->nslots; k++) {
+            index_slot(g, k);
+        }
+    }
+    if (st == MT_OK) {
+        g->slots[g->nslots] = (slot){.node = mt_node_retain(x)};
+        index_slot(g, g->nslots++);
     }
     return st;
 }
 
-static mt_node *
+static bool
+later(const graph *g, int a, int b)
+{
+    return g->slots[a].node->sequence_nr > g->slots[b].node->sequence_nr;
+}
+
+static mt_status
+ready(graph *g, slot *x)
+{
+    mt_status st = grow((void **)&g->heap, &g->capheap, g->nheap + 1, sizeof(int));
+    if (st) {
+        return st;
+    }
+    g->heap[g->nheap++] = (int)(x - g->slots);
+    for (int i = g->nheap - 1; i > 0;) {
+        int parent = (i - 1) / 2;
+        if (!later(g, g->heap[i], g->heap[parent])) {
+            break;
+        }
+        int t = g->heap[parent];
+        g->heap[parent] = g->heap[i];
+        g->heap[i] = t;
+        i = parent;
+    }
+    return MT_OK;
+}
+
+static slot *
 pop(graph *g)
 {
-    mt_node *top = g->heap[0];
+    int top = g->heap[0];
     g->heap[0] = g->heap[--g->nheap];
     for (int i = 0;;) {
         int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < g->nheap && g->heap[l]->sequence_nr > g->heap[m]->sequence_nr) {
+        if (l < g->nheap && later(g, g->heap[l], g->heap[m])) {
             m = l;
         }
-        if (r < g->nheap && g->heap[r]->sequence_nr > g->heap[m]->sequence_nr) {
+        if (r < g->nheap && later(g, g->heap[r], g->heap[m])) {
             m = r;
         }
         if (m == i) {
             break;
         }
-        mt_node *t = g->heap[m];
+        int t = g->heap[m];
         g->heap[m] = g->heap[i];
         g->heap[i] = t;
         i = m;
     }
-    return top;
-}
-
-/* x joins run g with a fresh scratch; one an enclosing run still uses (run != 0: a run ends by
- * zeroing it) is set aside first. */
-static mt_status
-join(graph *g, mt_node *x)
-{
-    if (x->run != 0) {
-        if (g->nouter == g->capouter) {
-            int c = g->capouter ? g->capouter * 2 : 8;
-            outer_scratch *p = realloc(g->outer, sizeof(*p) * (size_t)c);
-            if (p == NULL) {
-                return mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
-            }
-            g->outer = p;
-            g->capouter = c;
-        }
-        outer_scratch *o = &g->outer[g->nouter++];
-        *o = (outer_scratch){.node = x, .run = x->run, .deps = x->deps, .need = x->need};
-        memcpy(o->buffer, x->buffer, sizeof(o->buffer));
-        memset(x->buffer, 0, sizeof(x->buffer));
-    }
-    x->run = g->run;
-    x->deps = 0;
-    return push(&g->all, &g->nall, &g->capall, mt_node_retain(x));
+    return &g->slots[top];
 }
 
 /* The run this thread is in (the innermost: a node's backward may start another), for the
@@ -137,34 +187,39 @@ mt_autograd_current_run(void)
     return current_run ? current_run->run : 0;
 }
 
-/* Marks every node reachable from n as part of this run and counts its incoming edges. */
+/* Gives every node reachable from root a slot in run g and counts its incoming edges. A node's
+ * edges are read under its lock: a run on another thread may be hiding some (run_node). */
 static mt_status
 discover(graph *g, mt_node *root)
 {
-    mt_node **stack = NULL;
+    int *stack = NULL; /* slot numbers whose edges are still to walk */
     int n = 0, cap = 0;
     mt_status st = MT_OK;
-    if (root->run != g->run) {
+    if (find(g, root) == NULL) {
         st = join(g, root);
-        if (st == MT_OK) {
-            st = push(&stack, &n, &cap, root);
+        if (st == MT_OK && (st = grow((void **)&stack, &cap, 1, sizeof(int))) == MT_OK) {
+            stack[n++] = g->nslots - 1;
         }
     }
     while (st == MT_OK && n > 0) {
-        mt_node *x = stack[--n];
+        mt_node *x = g->slots[stack[--n]].node;
+        mt_node_lock(x);
         for (int e = 0; st == MT_OK && e < x->nedges; e++) {
             mt_node *next = x->edges[e].node;
             if (next == NULL) {
                 continue;
             }
-            if (next->run != g->run) {
-                st = join(g, next);
-                if (st == MT_OK) {
-                    st = push(&stack, &n, &cap, next);
-                }
+            slot *s = find(g, next);
+            if (s == NULL && (st = join(g, next)) == MT_OK &&
+                (st = grow((void **)&stack, &cap, n + 1, sizeof(int))) == MT_OK) {
+                stack[n++] = g->nslots - 1;
+                s = &g->slots[g->nslots - 1];
             }
-            next->deps++;
+            if (st == MT_OK) {
+                s->deps++;
+            }
         }
+        mt_node_unlock(x);
     }
     free(stack);
     return st;
@@ -176,7 +231,7 @@ discover(graph *g, mt_node *root)
 enum { NEED_UNSEEN, NEED_VISITING, NEED_NO, NEED_YES };
 
 typedef struct need_frame {
-    mt_node *node;
+    slot *s;
     int edge; /* the next edge to visit */
 } need_frame;
 
@@ -184,34 +239,37 @@ typedef struct need_frame {
 static bool
 edge_needed(const graph *g, const mt_node *n, int e)
 {
-    const mt_node *next = n->edges[e].node;
-    return next != NULL && next->run == g->run && next->need == NEED_YES;
+    const slot *next = find(g, n->edges[e].node);
+    return next != NULL && next->need == NEED_YES;
 }
 
-/* Sets need of every node of g: NEED_YES where it is one of the targets' nodes or one of its
+/* Sets need of every slot of g: NEED_YES where it is one of the targets' nodes or one of its
  * edges leads to such a node (children first: a depth-first walk, finished in post-order). */
 static mt_status
 mark_needed(graph *g, const mt_edge *targets, int n_targets)
 {
-    for (int i = 0; i < g->nall; i++) {
-        g->all[i]->need = NEED_UNSEEN;
+    for (int i = 0; i < g->nslots; i++) {
+        g->slots[i].need = NEED_UNSEEN;
     }
-    need_frame *stack = malloc(sizeof(*stack) * (size_t)(g->nall > 0 ? g->nall : 1));
+    need_frame *stack = malloc(sizeof(*stack) * (size_t)(g->nslots > 0 ? g->nslots : 1));
     if (stack == NULL) {
         return mt_fail(MT_ENOMEM, "out of memory starting backward");
     }
-    for (int i = 0; i < g->nall; i++) {
-        if (g->all[i]->need != NEED_UNSEEN) {
+    for (int i = 0; i < g->nslots; i++) {
+        if (g->slots[i].need != NEED_UNSEEN) {
             continue;
         }
         int top = 0;
-        stack[0] = (need_frame){g->all[i], 0};
-        g->all[i]->need = NEED_VISITING;
+        stack[0] = (need_frame){&g->slots[i], 0};
+        g->slots[i].need = NEED_VISITING;
         while (top >= 0) {
             need_frame *f = &stack[top];
-            if (f->edge < f->node->nedges) {
-                mt_node *next = f->node->edges[f->edge++].node;
-                if (next != NULL && next->run == g->run && next->need == NEED_UNSEEN) {
+            mt_node *x = f->s->node;
+            mt_node_lock(x);
+            if (f->edge < x->nedges) {
+                slot *next = find(g, x->edges[f->edge++].node);
+                mt_node_unlock(x);
+                if (next != NULL && next->need == NEED_UNSEEN) {
                     next->need = NEED_VISITING;
                     stack[++top] = (need_frame){next, 0};
                 }
@@ -219,12 +277,13 @@ mark_needed(graph *g, const mt_edge *targets, int n_targets)
             }
             bool yes = false;
             for (int t = 0; t < n_targets && !yes; t++) {
-                yes = targets[t].node == f->node;
+                yes = targets[t].node == x;
             }
-            for (int e = 0; e < f->node->nedges && !yes; e++) {
-                yes = edge_needed(g, f->node, e);
+            for (int e = 0; e < x->nedges && !yes; e++) {
+                yes = edge_needed(g, x, e);
             }
-            f->node->need = yes ? NEED_YES : NEED_NO;
+            mt_node_unlock(x);
+            f->s->need = yes ? NEED_YES : NEED_NO;
             top--;
         }
     }
@@ -334,15 +393,17 @@ saved_alias(mt_tensor *o, mt_tensor **out)
     return st;
 }
 
-/* Runs node n: its formula on its completed buffers, the results sent along its edges. */
+/* Runs the node of slot x (its lock held): its formula on its completed buffers, the results
+ * sent along its edges into the slots of this run. */
 static mt_status
-run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
+run_node(graph *g, slot *x, bool retain_graph, bool create_graph)
 {
+    mt_node *n = x->node;
     mt_tensor *grads[MT_NODE_MAX_OUT] = {NULL};
     mt_tensor **gin = NULL;
     for (int k = 0; k < n->nout; k++) {
-        grads[k] = n->buffer[k];
-        n->buffer[k] = NULL;
+        grads[k] = x->buffer[k];
+        x->buffer[k] = NULL;
         n->grad_given[k] = grads[k] != NULL;
     }
     mt_status st = zeros_where_missing(n, grads);
@@ -415,8 +476,11 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         }
     }
     /* a view's gradient added straight into its input's (gin stays empty: the edge only counts) */
+    slot *into = n->nedges == 1 ? find(g, n->edges[0].node) : NULL;
     bool direct = st == MT_OK && !through && n->formula->region && n->grad_given[0] &&
-                  !n->node_hooks && mt_engine_add_into_region(n, grads[0], create_graph, &st);
+                  !n->node_hooks &&
+                  mt_engine_add_into_region(n, into ? &into->buffer[n->edges[0].input_nr] : NULL,
+                                            grads[0], create_graph, &st);
     if (!direct && !through && st == MT_OK && (st = mt_saved_check(n)) == MT_OK) {
         bool was = mt_grad_enabled();
         mt_set_grad_enabled(create_graph);
@@ -452,20 +516,22 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         mt_edge *edge = &n->edges[e];
         mt_tensor *gi = gin[e];
         gin[e] = NULL;
-        if (edge->node == NULL || (hidden && hidden[e])) {
+        slot *next = edge->node && !(hidden && hidden[e]) ? find(g, edge->node) : NULL;
+        if (next == NULL) {
             mt_tensor_clear(&gi);
             continue;
         }
         if (st == MT_OK && gi) {
             st = mt_engine_conform(gi, &n->in_meta[e], n, e, &gi);
             if (st == MT_OK) {
-                st = mt_engine_accumulate(edge->node, edge->input_nr, gi);
+                st = mt_engine_accumulate(&next->buffer[edge->input_nr],
+                                          &edge->node->out_meta[edge->input_nr], gi);
             }
         } else {
             mt_tensor_clear(&gi);
         }
-        if (--edge->node->deps == 0 && st == MT_OK) {
-            st = ready(g, edge->node);
+        if (--next->deps == 0 && st == MT_OK) {
+            st = ready(g, next);
         }
     }
     free(gin);
@@ -517,18 +583,79 @@ mt_autograd_will_execute(const mt_node *n)
     if (g == NULL) {
         return -1;
     }
-    return n->run == g->run && (!g->prune || n->need == NEED_YES);
+    const slot *x = find(g, n);
+    return x != NULL && (!g->prune || x->need == NEED_YES);
 }
 
+/* Runs the AccumulateGrad node of slot x (its lock held, which guards the leaf's .grad against
+ * runs on other threads): the gradient into the leaf's .grad, unless captured. */
 static mt_status
-backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool retain_graph,
-         bool create_graph, int n_inputs, mt_tensor *const *inputs, mt_tensor **captured)
+run_accumulate(slot *x, bool capture, bool create_graph)
+{
+    mt_node *n = x->node;
+    mt_tensor *grad = x->buffer[0];
+    x->buffer[0] = NULL;
+    mt_status st = MT_OK;
+    if (!capture && grad) {
+        const mt_meta *m = &n->out_meta[0]; /* node hooks take dense tensors too */
+        st = n->node_hooks ? mt_sparse_grad_densify(&grad, m->ndim, m->sizes) : MT_OK;
+        if (st == MT_OK) {
+            st = mt_engine_node_hooks(n, &grad, NULL, 0, create_graph);
+        }
+        if (st == MT_OK && grad) {
+            st = mt_engine_accumulate_leaf(n, grad, create_graph);
+            grad = NULL; /* taken */
+        }
+    }
+    mt_tensor_clear(&grad);
+    return st;
+}
+
+/* Runs the ready nodes of g, latest first, each under its lock. */
+static mt_status
+run_graph(graph *g, bool retain_graph, bool create_graph, int n_inputs, const mt_edge *targets,
+          mt_tensor **captured)
+{
+    mt_status st = MT_OK;
+    while (st == MT_OK && g->nheap > 0) {
+        slot *x = pop(g);
+        mt_node *n = x->node;
+        mt_node_lock(n);
+        st = mt_engine_grad_hooks(n, x->buffer, create_graph);
+        for (int i = 0; st == MT_OK && i < n_inputs; i++) {
+            mt_tensor *b = x->buffer[targets[i].input_nr];
+            if (targets[i].node == n && b && captured[i] == NULL) {
+                captured[i] = mt_tensor_retain(b);
+            }
+        }
+        if (st == MT_OK && n->formula == NULL) {
+            st = run_accumulate(x, n_inputs > 0, create_graph);
+        } else if (st == MT_OK) {
+            bool runs = !g->prune;
+            for (int e = 0; e < n->nedges && !runs; e++) {
+                runs = edge_needed(g, n, e);
+            }
+            if (runs) { /* else n is a target through which no other is reached */
+                st = run_node(g, x, retain_graph, create_graph);
+            }
+        }
+        mt_node_unlock(n);
+    }
+    return st;
+}
+
+/* Runs of the engine go on side by side, on as many threads as call it: each keeps its state
+ * in its own slots, and a node is locked only while a run reads its edges or runs it. Callers
+ * release the GIL first (an autograd.Function's backward takes it back), so that a run waiting
+ * for a node's lock never holds what the running one needs. */
+mt_status
+mt_backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool retain_graph,
+            bool create_graph, int n_inputs, mt_tensor *const *inputs, mt_tensor **captured)
 {
     graph g = {.run = atomic_fetch_add(&run_ids, 1) + 1};
     const graph *outer_run = current_run;
     mt_edge *targets = calloc(n_inputs > 0 ? (size_t)n_inputs : 1, sizeof(*targets));
     mt_status st = targets ? MT_OK : mt_fail(MT_ENOMEM, "out of memory starting backward");
-    bool capture = n_inputs > 0;
     for (int i = 0; st == MT_OK && i < n_inputs; i++) {
         captured[i] = NULL;
         if (!mt_tensor_requires_grad(inputs[i])) {
@@ -557,71 +684,30 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
         mt_tensor *grad = NULL;
         st = root_grad(k, roots[k], grads[k], &grad);
         if (st == MT_OK) {
-            st = mt_engine_accumulate(root_edges[k].node, root_edges[k].input_nr, grad);
+            mt_node *r = root_edges[k].node;
+            int nr = root_edges[k].input_nr;
+            st = mt_engine_accumulate(&find(&g, r)->buffer[nr], &r->out_meta[nr], grad);
         }
     }
-    g.prune = capture;
+    g.prune = n_inputs > 0;
     if (st == MT_OK && g.prune) {
         st = mark_needed(&g, targets, n_inputs);
     }
-    for (int i = 0; st == MT_OK && i < g.nall; i++) {
-        if (g.all[i]->deps == 0 && (!g.prune || g.all[i]->need == NEED_YES)) {
-            st = ready(&g, g.all[i]);
+    for (int i = 0; st == MT_OK && i < g.nslots; i++) {
+        if (g.slots[i].deps == 0 && (!g.prune || g.slots[i].need == NEED_YES)) {
+            st = ready(&g, &g.slots[i]);
         }
     }
     current_run = &g;
-    while (st == MT_OK && g.nheap > 0) {
-        mt_node *n = pop(&g);
-        if ((st = mt_engine_grad_hooks(n, create_graph))) {
-            break;
-        }
-        for (int i = 0; capture && i < n_inputs; i++) {
-            mt_tensor *b = n->buffer[targets[i].input_nr];
-            if (targets[i].node == n && b && captured[i] == NULL) {
-                captured[i] = mt_tensor_retain(b);
-            }
-        }
-        if (n->formula == NULL) { /* AccumulateGrad */
-            mt_tensor *grad = n->buffer[0];
-            n->buffer[0] = NULL;
-            if (!capture && grad) {
-                const mt_meta *m = &n->out_meta[0]; /* node hooks take dense tensors too */
-                st = n->node_hooks ? mt_sparse_grad_densify(&grad, m->ndim, m->sizes) : MT_OK;
-                if (st == MT_OK) {
-                    st = mt_engine_node_hooks(n, &grad, NULL, 0, create_graph);
-                }
-                if (st == MT_OK && grad) {
-                    st = mt_engine_accumulate_leaf(n, grad, create_graph);
-                    grad = NULL; /* taken */
-                }
-            }
-            mt_tensor_clear(&grad);
-            continue;
-        }
-        bool runs = !g.prune;
-        for (int e = 0; e < n->nedges && !runs; e++) {
-            runs = edge_needed(&g, n, e);
-        }
-        if (runs) { /* else n is a target through which no other is reached */
-            st = run_node(&g, n, retain_graph, create_graph);
-        }
+    if (st == MT_OK) {
+        st = run_graph(&g, retain_graph, create_graph, n_inputs, targets, captured);
     }
     current_run = outer_run;
-    for (int i = 0; i < g.nall; i++) {
+    for (int i = 0; i < g.nslots; i++) {
         for (int k = 0; k < MT_NODE_MAX_OUT; k++) {
-            mt_tensor_clear(&g.all[i]->buffer[k]);
+            mt_tensor_clear(&g.slots[i].buffer[k]);
         }
-        g.all[i]->run = 0;
-    }
-    for (int i = g.nouter - 1; i >= 0; i--) { /* the enclosing run's scratch, back in place */
-        outer_scratch *o = &g.outer[i];
-        o->node->run = o->run;
-        o->node->deps = o->deps;
-        o->node->need = o->need;
-        memcpy(o->node->buffer, o->buffer, sizeof(o->buffer));
-    }
-    for (int i = 0; i < g.nall; i++) {
-        mt_node_release(g.all[i]);
+        mt_node_release(g.slots[i].node);
     }
     for (int k = 0; root_edges && k < n_roots; k++) {
         if (root_edges[k].node) {
@@ -638,37 +724,8 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
     }
     free(root_edges);
     free(targets);
-    free(g.all);
+    free(g.slots);
+    free(g.index);
     free(g.heap);
-    free(g.outer);
-    return st;
-}
-
-/* Runs of the engine take turns: nodes keep a run's state (buffers, dependency counts), and two
- * threads' graphs may share nodes (the AccumulateGrad of a parameter both use). Recursive, as an
- * autograd.Function's backward may itself call backward. Callers release the GIL first, so a
- * waiting thread never holds what the running one needs. */
-static pthread_mutex_t engine_lock;
-static pthread_once_t engine_lock_once = PTHREAD_ONCE_INIT;
-
-static void
-init_engine_lock(void)
-{
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&engine_lock, &attr);
-    pthread_mutexattr_destroy(&attr);
-}
-
-mt_status
-mt_backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool retain_graph,
-            bool create_graph, int n_inputs, mt_tensor *const *inputs, mt_tensor **captured)
-{
-    pthread_once(&engine_lock_once, init_engine_lock);
-    pthread_mutex_lock(&engine_lock);
-    mt_status st = backward(n_roots, roots, grads, retain_graph, create_graph, n_inputs, inputs,
-                            captured);
-    pthread_mutex_unlock(&engine_lock);
     return st;
 }
