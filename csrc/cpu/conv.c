@@ -446,11 +446,9 @@ mt_cpu_conv2d(mt_args *a)
     }
     const conv3_geom dg = {.hw = g, .c = g.c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
     const bool deep = deep_layer(&g);
-    /* Winograd's F(2x2, 3x3): 16 products a tile of 4 outputs where the gemm makes 36, and no
-     * im2col. One thread, 512 -> 512 3x3 on 7x7 (N = 8): 16.4-19.2 ms where im2col + gemm took
-     * 21.4 (PyTorch 15.6-17.3; the 16 gemms alone 12.5), on the loaded machine. */
-    if (deep && g.oh * g.ow < CONV_SMALL_PLANE && mt_cpu_conv_winograd_suits(&g, dt) &&
-        a->t[1]->dtype == dt) { /* row-major out */
+    /* Winograd's F(2x2, 3x3): 16 products a tile of 4 outputs where the gemm or the direct
+     * kernel makes 36, and no im2col; where it pays (mt_cpu_conv_winograd_suits) */
+    if (mt_cpu_conv_winograd_suits(&g, dt) && a->t[1]->dtype == dt) { /* row-major out */
         const mt_tensor *b = a->t[2];
         st = mt_cpu_conv_winograd((const float *)mt_tensor_data(x),
                                   (const float *)mt_tensor_data(w),

@@ -1,9 +1,11 @@
 """conv2d by Winograd's F(2x2, 3x3) (cpu/conv_winograd.c, issue 21): row-major float32 deep layers
-(more than 256 taps) on small planes (under 64 output pixels) with 3x3 taps, unit strides and
-dilation and one group. Against PyTorch in float64 on the same inputs, at 1 and 2 threads: odd
+(more than 256 taps) with 64 output channels or more, or on small planes (under 64 output pixels),
+with 3x3 taps, unit strides and dilation and one group. Against PyTorch in float64 on the same inputs, at 1 and 2 threads: odd
 planes (tiles cut by the last row and column), no, one and two pixels of padding, channel and tile
 counts that end in a partial vector, bias (strided too), non-dense inputs and weights, one image
-and an empty batch, channels-last inputs, and the gradients; and which path such a call takes."""
+and an empty batch, channels-last inputs, 64 output channels on a larger plane (chunks of tiles on
+one thread), and the gradients (the input's by the same kernel, cpu/conv_backward.c); and which
+path such a call takes."""
 import numpy as np
 import pytest
 
@@ -20,6 +22,7 @@ CASES = [
     ((2, 33, 3, 6), 5, 2),  # two pixels of padding: tiles reading only padding
     ((2, 30, 9, 4), 8, (1, 0)),  # padding in height only
     ((1, 64, 1, 1), 16, 1),  # a single pixel
+    ((2, 32, 30, 27), 64, 1),  # 64 output channels on a larger plane: two chunks of tile rows on one thread
 ]
 
 
@@ -59,9 +62,13 @@ def test_winograd_empty_batch():
     assert tuple(got.shape) == (0, 8, 7, 7)
 
 
-@pytest.mark.parametrize("case", [CASES[1], CASES[3]])
+@pytest.mark.parametrize("case", [
+    CASES[1], CASES[3],
+    ((2, 30, 7, 7), 32, 1),  # the input's gradient too: a convolution of 32 channels on a small plane
+    ((1, 64, 20, 18), 64, 2),  # and on a larger one, with padding 2 (the gradient's 0)
+])
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed"])
-def test_winograd_gradients_any_layout(case, layout):
+def test_winograd_gradients_any_layout(case, layout, threads):
     xs, oc, pad = case
 
     def fn(m, x, w, b):
@@ -72,7 +79,8 @@ def test_winograd_gradients_any_layout(case, layout):
 
 @pytest.mark.parametrize("xs,ws,stride,dtype,calls", [
     ((2, 40, 7, 7), (16, 40, 3, 3), 1, np.float32, ["cblas_sgemm"] * 16),  # a gemm per position of the 4x4 tile
-    ((2, 40, 8, 8), (16, 40, 3, 3), 1, np.float32, []),  # 64 pixels: the direct kernel
+    ((2, 40, 8, 8), (16, 40, 3, 3), 1, np.float32, []),  # 64 pixels, 16 channels out: the direct kernel
+    ((1, 32, 20, 18), (64, 32, 3, 3), 1, np.float32, ["cblas_sgemm"] * 16),  # 64 channels out: one chunk
     ((2, 28, 7, 7), (16, 28, 3, 3), 1, np.float32, []),  # 252 taps: the direct kernel
     ((2, 40, 9, 9), (16, 40, 3, 3), 2, np.float32, ["cblas_sgemm"]),  # strided: im2col + one gemm
     ((2, 40, 7, 7), (16, 40, 3, 3), 1, np.float64, ["cblas_dgemm"]),  # float64: im2col + one gemm
