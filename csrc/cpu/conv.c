@@ -453,7 +453,7 @@ mt_cpu_conv2d(mt_args *a)
         st = mt_cpu_conv_winograd((const float *)mt_tensor_data(x),
                                   (const float *)mt_tensor_data(w),
                                   b ? (const float *)mt_tensor_data(b) : NULL,
-                                  b ? b->strides[0] : 0, (float *)mt_tensor_data(out), &g);
+                                  b ? b->strides[0] : 0, (float *)mt_tensor_data(out), false, &g);
         goto out_release;
     }
     if (!deep && mt_cpu_conv_direct_suits(&dg, dt)) {

@@ -69,11 +69,13 @@ mt_cpu_conv_winograd_suits(const conv_geom *g, mt_dtype dt)
 // w (OC, C, 3, 3) -> u (16, OC, C): u[xi][o, c] = (G w[o, c] G^T)[xi], WL input channels at a
 // time: their taps gathered first (k[tap][lane]), so that the transform and the 16 stores are
 // each one vector over the lanes (a channel at a time, with its 9 taps 9 floats apart and its 16
-// results C apart, took 9 ms of a 24 ms call on 512 -> 512)
+// results C apart, took 9 ms of a 24 ms call on 512 -> 512). With flip, w is (C, OC, 3, 3), the
+// weight of the convolution whose input's gradient this one is: read with its channels swapped
+// and its taps reversed.
 static MT_SIMD_CLONES FUSED void
-weight_transform(const float *w, float *u, int64_t oc, int64_t c)
+weight_transform(const float *w, float *u, int64_t oc, int64_t c, bool flip)
 {
-    const int64_t plane = oc * c;
+    const int64_t plane = oc * c, so = flip ? 9 : c * 9, si = flip ? oc * 9 : 9;
     const int parts = mt_parallel_parts(plane * 16, 32768);
 #pragma omp parallel for num_threads(parts) schedule(static)
     for (int64_t o = 0; o < oc; o++) {
@@ -82,7 +84,7 @@ weight_transform(const float *w, float *u, int64_t oc, int64_t c)
             float k[9][WL] = {{0}}, t[4][3][WL], r[16][WL];
             for (int l = 0; l < lanes; l++) {
                 for (int j = 0; j < 9; j++) {
-                    k[j][l] = w[(o * c + i0 + l) * 9 + j];
+                    k[j][l] = w[o * so + (i0 + l) * si + (flip ? 8 - j : j)];
                 }
             }
             for (int j = 0; j < 3; j++) { /* G w: rows of the kernel combined */
@@ -225,7 +227,7 @@ output_transform(const float *m, const float *bias, int64_t bias_stride, float *
 
 mt_status
 mt_cpu_conv_winograd(const float *x, const float *w, const float *bias, int64_t bias_stride,
-                     float *out, const conv_geom *g)
+                     float *out, bool flip, const conv_geom *g)
 {
     const int64_t th = (g->oh + 1) / 2, tw = (g->ow + 1) / 2, tiles = g->n * th * tw;
     /* whole rows of tiles a chunk */
@@ -247,7 +249,7 @@ mt_cpu_conv_winograd(const float *x, const float *w, const float *bias, int64_t 
     for (int64_t t = 0; t < tiles; t++) {
         tl[t] = (tile){.n = t / (th * tw), .y = t / tw % th * 2, .x = t % tw * 2};
     }
-    weight_transform(w, u, g->oc, g->c);
+    weight_transform(w, u, g->oc, g->c, flip);
     for (int64_t t0 = 0; t0 < tiles; t0 += chunk) {
         const int64_t nt = tiles - t0 < chunk ? tiles - t0 : chunk;
         input_transform(x, v, g, th, tw, t0 / tw, nt);
