@@ -1,6 +1,7 @@
 /* conv2d by Winograd's minimal filtering F(2x2, 3x3) (Lavin and Gray, "Fast Algorithms for
- * Convolutional Neural Networks", 2015) on row-major float32, for the deep layers on small
- * planes that conv.c sends here: 3x3 taps, unit strides and dilation, one group.
+ * Convolutional Neural Networks", 2015) on row-major float32, for the layers conv.c and the
+ * input gradient of conv_backward.c send here: 3x3 taps, unit strides and dilation, one group,
+ * where it pays (mt_cpu_conv_winograd_suits).
  *
  * Each 2x2 block of outputs (a tile) of channel o reads a 4x4 block d of each input channel c
  * (zeros in the padding) and
