@@ -9,8 +9,9 @@
  * one gemm for the chunk, whose (OC, image, OH*OW) result is copied out with the bias added;
  * im2col and that copy are split among the threads, a gemm of one image is too small to be.
  * A deep layer (many taps on a small or strided plane) comes here rather than to the direct
- * kernel, its small images all in one gemm. Depthwise float32 goes to conv_depthwise.c, float32
- * with few taps or rows that fill vectors to conv_direct.c.
+ * kernel, its small images all in one gemm; a float32 one with 3x3 taps, unit strides and one
+ * group on a small plane goes to conv_winograd.c. Depthwise float32 goes to conv_depthwise.c,
+ * float32 with few taps or rows that fill vectors to conv_direct.c.
  * A 1x1 kernel with stride 1 and no padding needs no col: the image is its own. Integer dtypes,
  * which no BLAS has, use a plain loop on the same col. The checks and the geometry are the front
  * end's (ops/conv_checks.c). */
@@ -445,6 +446,16 @@ mt_cpu_conv2d(mt_args *a)
     }
     const conv3_geom dg = {.hw = g, .c = g.c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
     const bool deep = deep_layer(&g);
+    /* Winograd's F(2x2, 3x3): 16 products a tile of 4 outputs where the gemm or the direct
+     * kernel makes 36, and no im2col; where it pays (mt_cpu_conv_winograd_suits) */
+    if (mt_cpu_conv_winograd_suits(&g, dt) && a->t[1]->dtype == dt) { /* row-major out */
+        const mt_tensor *b = a->t[2];
+        st = mt_cpu_conv_winograd((const float *)mt_tensor_data(x),
+                                  (const float *)mt_tensor_data(w),
+                                  b ? (const float *)mt_tensor_data(b) : NULL,
+                                  b ? b->strides[0] : 0, (float *)mt_tensor_data(out), false, &g);
+        goto out_release;
+    }
     if (!deep && mt_cpu_conv_direct_suits(&dg, dt)) {
         st = conv_direct(a, x, w, &dg, mt_front_take_format(a->plan, a, 0));
         goto out_release;

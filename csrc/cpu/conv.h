@@ -101,4 +101,14 @@ bool mt_cpu_conv_dw_nchw_suits(const conv_geom *g, mt_dtype dt);
 mt_status mt_cpu_conv_dw_nchw(const float *x, const float *w, const float *bias,
                               int64_t bias_stride, float *out, const conv_geom *g);
 
+/* conv2d by Winograd's F(2x2, 3x3) on row-major float32 (conv_winograd.c), where
+ * mt_cpu_conv_winograd_suits(g, dt) (3x3, unit strides and dilation, one group, where it pays),
+ * x and w dense: out (N, OC, OH, OW) = conv(x (N, C, H, W), w (OC, C, 3, 3)) + bias (OC,
+ * elements bias_stride apart) or none. With flip, g is the convolution that gives another's
+ * input gradient from its grad_output, and w (C, OC, 3, 3) that other's weight, read with its
+ * taps reversed and channels swapped. */
+bool mt_cpu_conv_winograd_suits(const conv_geom *g, mt_dtype dt);
+mt_status mt_cpu_conv_winograd(const float *x, const float *w, const float *bias,
+                               int64_t bias_stride, float *out, bool flip, const conv_geom *g);
+
 #endif

@@ -174,6 +174,12 @@ input_direct(const char *go, const char *w, char *out, bool cl, const conv_geom 
     (void)dt;
     conv3_geom tg;
     input_as_conv(g, &tg);
+    /* 3x3 taps: Winograd's where it pays (row-major out), as conv2d's forward, reading w as
+     * it lies */
+    if (!cl && mt_cpu_conv_winograd_suits(&tg.hw, MT_FLOAT32)) {
+        return mt_cpu_conv_winograd((const float *)go, (const float *)w, NULL, 0, (float *)out,
+                                    true, &tg.hw);
+    }
     mt_tensor *wf = NULL;
     const int64_t wf_sizes[4] = {g->c, g->oc / g->groups, g->kh, g->kw};
     mt_status st = mt_tensor_empty(4, wf_sizes, MT_FLOAT32, MT_DEVICE_CPU, &wf);

@@ -266,6 +266,7 @@ KERNEL_ALLOCATIONS = {
     "csrc/cpu/conv_direct.c": 6, "csrc/cpu/conv_nhwc.c": 2,
     "csrc/cpu/copy.c": 1,
     "csrc/cpu/conv_depthwise.c": 3,  # its packed weights and the NCHW kernel's padded planes: workspaces
+    "csrc/cpu/conv_winograd.c": 1,  # its transformed weights, tiles and products: one workspace
     "csrc/cpu/gamma.c": 1, "csrc/cpu/index.c": 1,
     "csrc/cpu/lapack.c": 1, "csrc/cpu/nn.c": 1,
     "csrc/cpu/reduce.c": 2, "csrc/cpu/reduce_two_pass.c": 1,  # about()'s, moved from reduce.c

@@ -99,7 +99,7 @@ def test_deep_layer_gradients_any_layout(case, layout):
 
 
 @pytest.mark.parametrize("xs,ws,stride,gemm", [
-    ((2, 40, 7, 7), (16, 40, 3, 3), 1, True),  # 360 taps on 7x7: a deep layer, one gemm for both images
+    ((2, 40, 7, 7), (16, 40, 3, 3), 2, True),  # 360 taps on 4x4, stride 2: a deep layer, one gemm for both images
     ((2, 40, 9, 9), (16, 40, 3, 3), 2, True),  # 360 taps, stride 2 on a small plane
     ((2, 40, 8, 8), (16, 40, 3, 3), 1, False),  # 64 pixels: the direct kernel
     ((2, 28, 7, 7), (16, 28, 3, 3), 1, False),  # 252 taps: the direct kernel

@@ -235,12 +235,15 @@ def test_conv2d_journey_reaches_the_blas(threads):
         # float32 with few taps (3*3*3) and unit width stride: the direct kernel, no BLAS
         _, events = record(minitorch.conv2d, x, w)
         assert [(e.depth, e.label) for e in events] == [(0, "Op::conv2d"), (1, "Kernel::mt_cpu_conv2d")]
-        # many taps (64 * 9) on a small plane (3x9: a deep layer's) go through im2col, both
-        # images' cols side by side: one gemm
-        _, events = record(minitorch.conv2d, minitorch.ones(2, 64, 5, 11), minitorch.ones(4, 64, 3, 3))
+        # many taps (64 * 9) on a small strided plane (4x10: a deep layer's) go through im2col,
+        # both images' cols side by side: one gemm
+        _, events = record(minitorch.conv2d, minitorch.ones(2, 64, 9, 21), minitorch.ones(4, 64, 3, 3), None, 2)
         labels = [(e.depth, e.label) for e in events]
         assert labels[:2] == [(0, "Op::conv2d"), (1, "Kernel::mt_cpu_conv2d")]
         assert labels[2:] == [(2, "Library::cblas_sgemm")]
+        # with unit strides (3x9), Winograd's F(2x2, 3x3): a gemm per position of its 4x4 tiles
+        _, events = record(minitorch.conv2d, minitorch.ones(2, 64, 5, 11), minitorch.ones(4, 64, 3, 3))
+        assert [e.label for e in events if e.layer == "Library"] == ["Library::cblas_sgemm"] * 16
         # float64 through im2col: one gemm per image on one thread, one for a chunk of small
         # images on more
         gemms = 2 if threads == 1 else 1

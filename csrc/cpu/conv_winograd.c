@@ -1,0 +1,266 @@
+/* conv2d by Winograd's minimal filtering F(2x2, 3x3) (Lavin and Gray, "Fast Algorithms for
+ * Convolutional Neural Networks", 2015) on row-major float32, for the layers conv.c and the
+ * input gradient of conv_backward.c send here: 3x3 taps, unit strides and dilation, one group,
+ * where it pays (mt_cpu_conv_winograd_suits).
+ *
+ * Each 2x2 block of outputs (a tile) of channel o reads a 4x4 block d of each input channel c
+ * (zeros in the padding) and
+ *
+ *     out tile = A^T [ sum over c of (G w[o, c] G^T) * (B^T d B) ] A   (* elementwise, 4x4)
+ *
+ *     B^T = | 1  0 -1  0 |    G = | 1    0    0   |    A^T = | 1  1  1  0 |
+ *           | 0  1  1  0 |        | 1/2  1/2  1/2 |          | 0  1 -1 -1 |
+ *           | 0 -1  1  0 |        | 1/2 -1/2  1/2 |
+ *           | 0  1  0 -1 |        | 0    0    1   |
+ *
+ * The sum over c at each of the 16 positions xi of the 4x4 is a matrix product: with
+ * U[xi] (OC, C) the transformed weights and V[xi] (C, T) the transformed tiles of all T tiles of
+ * all images, M[xi] (OC, T) = U[xi] @ V[xi], 16 gemms of K = C. That is 16 products a tile
+ * where im2col + gemm makes 36 (4 outputs x 9 taps): on 512 -> 512 3x3 on 7x7 (8 images, 8x8
+ * of tiles covering 7x7) 1.07 GFLOP where im2col's gemm is 1.85, and with no im2col.
+ * The transforms add and halve; their rounding is that of a few more additions per term.
+ * The kernel only computes: the checks and the geometry are the front end's (ops/conv_checks.c). */
+#include "cpu/blas.h"
+#include "cpu/conv.h"
+#include "cpu/iter.h"
+#include "cpu/loops.h"
+#include "core/threads.h"
+
+/* fused multiply-adds in the transforms are free to form under -std=c11 */
+#define FUSED __attribute__((optimize("fp-contract=fast")))
+#define WL 16 /* lanes of the transforms' vectors: one AVX-512 register of float */
+/* Most bytes of v and m together for one chunk of tiles: they stay in L2 between the transforms
+ * and the gemms */
+#define WINO_CHUNK_BYTES (2 << 20)
+/* but at least this many tiles a chunk: gemms of fewer columns run slower */
+#define WINO_MIN_TILES 128
+/* conv.c's deep layer (CONV_DEEP_TAPS) on a small plane (CONV_SMALL_PLANE), where im2col's
+ * gemm took 21.4 ms on 512 -> 512 3x3 on 7x7 (8 images) and this 16.4-19.2, one thread */
+#define WINO_MIN_TAPS 256
+#define WINO_SMALL_PLANE 64
+
+/* The work of one chunk of tiles on more than one thread: a chunk's 2 transforms and 16 gemms
+ * each end waiting for both threads, which on two threads made 56x56 planes (64 -> 64, 25
+ * chunks) 3x slower than the direct kernel, so there all tiles go in one chunk, as big as this */
+#define WINO_ONE_CHUNK_BYTES (32 << 20)
+
+/* Whether the products of g's tiles with its 3x3 taps pay for the transforms: more than 256
+ * taps (3 -> 64 and 32 -> 32 were faster through the direct kernel: 32 -> 32 on 32x32 took
+ * 1.79 ms where it took 1.66) and at least 64 output channels, or a small plane; on more than one
+ * thread only where the tiles fit one chunk (WINO_ONE_CHUNK_BYTES). One thread, the best of 8 on
+ * the loaded machine, ms, Winograd / the direct kernel / PyTorch: 64 -> 64 on 56x56 (8 images)
+ * 15.0 / 22.2 / 17.8, 128 -> 128 on 28x28 13.1 / 19.6 / 16.9, 256 -> 256 on 14x14 13.3 / 19.5 /
+ * 15.8, 32 -> 64 on 32x32 2.8 / 3.1 / 5.9. */
+bool
+mt_cpu_conv_winograd_suits(const conv_geom *g, mt_dtype dt)
+{
+    const int64_t tiles = g->n * ((g->oh + 1) / 2) * ((g->ow + 1) / 2);
+    if (!(dt == MT_FLOAT32 && g->groups == 1 && g->kh == 3 && g->kw == 3 && g->sh == 1 &&
+          g->sw == 1 && g->dh == 1 && g->dw == 1 && tiles > 0 && tiles <= INT32_MAX &&
+          g->c * 9 > WINO_MIN_TAPS)) {
+        return false;
+    }
+    if (mt_get_num_threads() > 1 &&
+        16 * (g->c + g->oc) * tiles * (int64_t)sizeof(float) > WINO_ONE_CHUNK_BYTES) {
+        return false;
+    }
+    return g->oc >= 64 || g->oh * g->ow < WINO_SMALL_PLANE;
+}
+
+// w (OC, C, 3, 3) -> u (16, OC, C): u[xi][o, c] = (G w[o, c] G^T)[xi], WL input channels at a
+// time: their taps gathered first (k[tap][lane]), so that the transform and the 16 stores are
+// each one vector over the lanes (a channel at a time, with its 9 taps 9 floats apart and its 16
+// results C apart, took 9 ms of a 24 ms call on 512 -> 512). With flip, w is (C, OC, 3, 3), the
+// weight of the convolution whose input's gradient this one is: read with its channels swapped
+// and its taps reversed.
+static MT_SIMD_CLONES FUSED void
+weight_transform(const float *w, float *u, int64_t oc, int64_t c, bool flip)
+{
+    const int64_t plane = oc * c, so = flip ? 9 : c * 9, si = flip ? oc * 9 : 9;
+    const int parts = mt_parallel_parts(plane * 16, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t o = 0; o < oc; o++) {
+        for (int64_t i0 = 0; i0 < c; i0 += WL) {
+            const int lanes = c - i0 < WL ? (int)(c - i0) : WL;
+            float k[9][WL] = {{0}}, t[4][3][WL], r[16][WL];
+            for (int l = 0; l < lanes; l++) {
+                for (int j = 0; j < 9; j++) {
+                    k[j][l] = w[o * so + (i0 + l) * si + (flip ? 8 - j : j)];
+                }
+            }
+            for (int j = 0; j < 3; j++) { /* G w: rows of the kernel combined */
+                for (int l = 0; l < WL; l++) {
+                    t[0][j][l] = k[j][l];
+                    t[1][j][l] = 0.5f * (k[j][l] + k[3 + j][l] + k[6 + j][l]);
+                    t[2][j][l] = 0.5f * (k[j][l] - k[3 + j][l] + k[6 + j][l]);
+                    t[3][j][l] = k[6 + j][l];
+                }
+            }
+            for (int q = 0; q < 4; q++) { /* (G w) G^T: its columns combined alike */
+                for (int l = 0; l < WL; l++) {
+                    r[4 * q + 0][l] = t[q][0][l];
+                    r[4 * q + 1][l] = 0.5f * (t[q][0][l] + t[q][1][l] + t[q][2][l]);
+                    r[4 * q + 2][l] = 0.5f * (t[q][0][l] - t[q][1][l] + t[q][2][l]);
+                    r[4 * q + 3][l] = t[q][2][l];
+                }
+            }
+            for (int xi = 0; xi < 16; xi++) {
+                float *at = u + xi * plane + o * c + i0;
+                if (lanes == WL) { /* a vector store (a loop of `lanes` became a memcpy call) */
+                    for (int l = 0; l < WL; l++) {
+                        at[l] = r[xi][l];
+                    }
+                    continue;
+                }
+                for (int l = 0; l < lanes; l++) {
+                    at[l] = r[xi][l];
+                }
+            }
+        }
+    }
+}
+
+/* Where tile t = (n, ty, tx) lies: its image and the output row and column of its top left */
+typedef struct tile {
+    int64_t n, y, x; /* y = 2*ty, x = 2*tx */
+} tile;
+
+// x (N, C, H, W) -> v (16, C, nt) for the nt tiles of the rows of tiles [r0, r0 + nt/tw) (row
+// r: image r / th, ty = r % th): v[xi][c, t] = (B^T d B)[xi], d the 4x4 block of channel c that
+// tile t reads from row 2*ty - ph and column 2*tx - pw on, 0 outside. WL tiles of a row at a
+// time: the 4 input rows they read copied first (row[r][2*l + q] = d[r][q] of tile l, zeros in
+// the padding), then the transform and the stores (contiguous in t) are vectors over the lanes.
+static MT_SIMD_CLONES void
+input_transform(const float *x, float *v, const conv_geom *g, int64_t th, int64_t tw, int64_t r0,
+                int64_t nt)
+{
+    const int64_t plane = g->c * nt, hw = g->h * g->w;
+    const int parts = mt_parallel_parts(plane * 16, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t c = 0; c < g->c; c++) {
+        for (int64_t t0 = 0; t0 < nt; t0 += tw) {
+            const int64_t n = (r0 + t0 / tw) / th, ty = (r0 + t0 / tw) % th;
+            const float *src = x + (n * g->c + c) * hw;
+            for (int64_t tx0 = 0; tx0 < tw; tx0 += WL) {
+                const int lanes = tw - tx0 < WL ? (int)(tw - tx0) : WL, cols = 2 * lanes + 2;
+                const int64_t iw0 = 2 * tx0 - g->pw;
+                float row[4][2 * WL + 2] = {{0}}, b[4][4][WL];
+                for (int r = 0; r < 4; r++) {
+                    const int64_t ih = 2 * ty + r - g->ph;
+                    if (ih < 0 || ih >= g->h) {
+                        continue;
+                    }
+                    const float *in = src + ih * g->w + iw0;
+                    if (iw0 >= 0 && iw0 + cols <= g->w) { /* inside: no checks */
+                        for (int s = 0; s < cols; s++) {
+                            row[r][s] = in[s];
+                        }
+                        continue;
+                    }
+                    for (int s = 0; s < cols; s++) {
+                        row[r][s] = iw0 + s >= 0 && iw0 + s < g->w ? in[s] : 0.0f;
+                    }
+                }
+                for (int q = 0; q < 4; q++) { /* B^T d: rows combined */
+                    for (int l = 0; l < WL; l++) {
+                        b[0][q][l] = row[0][2 * l + q] - row[2][2 * l + q];
+                        b[1][q][l] = row[1][2 * l + q] + row[2][2 * l + q];
+                        b[2][q][l] = row[2][2 * l + q] - row[1][2 * l + q];
+                        b[3][q][l] = row[1][2 * l + q] - row[3][2 * l + q];
+                    }
+                }
+                float *at = v + c * nt + t0 + tx0;
+                for (int r = 0; r < 4; r++) { /* (B^T d) B: columns combined alike */
+                    for (int l = 0; l < lanes; l++) {
+                        at[(4 * r + 0) * plane + l] = b[r][0][l] - b[r][2][l];
+                        at[(4 * r + 1) * plane + l] = b[r][1][l] + b[r][2][l];
+                        at[(4 * r + 2) * plane + l] = b[r][2][l] - b[r][1][l];
+                        at[(4 * r + 3) * plane + l] = b[r][1][l] - b[r][3][l];
+                    }
+                }
+            }
+        }
+    }
+}
+
+// m (16, OC, T) -> out (N, OC, OH, OW): out tile t of channel o = bias[o] + A^T m[.][o, t] A,
+// its rows and columns past OH and OW dropped. WL tiles at a time as input_transform's: the
+// loads (contiguous in t) and the transform vectors over the lanes, then a tile's stores.
+static MT_SIMD_CLONES void
+output_transform(const float *m, const float *bias, int64_t bias_stride, float *out, const tile *tl,
+                 int64_t tiles, const conv_geom *g)
+{
+    const int64_t plane = g->oc * tiles, ohw = g->oh * g->ow;
+    const int parts = mt_parallel_parts(plane * 16, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t o = 0; o < g->oc; o++) {
+        const float add = bias ? bias[o * bias_stride] : 0.0f;
+        for (int64_t t0 = 0; t0 < tiles; t0 += WL) {
+            const int lanes = tiles - t0 < WL ? (int)(tiles - t0) : WL;
+            const float *at = m + o * tiles + t0;
+            float r[2][4][WL] = {{{0}}}, y[2][2][WL];
+            for (int q = 0; q < 4; q++) { /* A^T m: rows combined */
+                for (int l = 0; l < lanes; l++) {
+                    const float m0 = at[q * plane + l], m1 = at[(4 + q) * plane + l];
+                    const float m2 = at[(8 + q) * plane + l], m3 = at[(12 + q) * plane + l];
+                    r[0][q][l] = m0 + m1 + m2;
+                    r[1][q][l] = m1 - m2 - m3;
+                }
+            }
+            for (int i = 0; i < 2; i++) { /* (A^T m) A */
+                for (int l = 0; l < WL; l++) {
+                    y[i][0][l] = add + r[i][0][l] + r[i][1][l] + r[i][2][l];
+                    y[i][1][l] = add + r[i][1][l] - r[i][2][l] - r[i][3][l];
+                }
+            }
+            for (int l = 0; l < lanes; l++) {
+                const tile *tt = &tl[t0 + l];
+                float *dst = out + (tt->n * g->oc + o) * ohw + tt->y * g->ow + tt->x;
+                for (int i = 0; i < 2 && tt->y + i < g->oh; i++) {
+                    for (int j = 0; j < 2 && tt->x + j < g->ow; j++) {
+                        dst[i * g->ow + j] = y[i][j][l];
+                    }
+                }
+            }
+        }
+    }
+}
+
+mt_status
+mt_cpu_conv_winograd(const float *x, const float *w, const float *bias, int64_t bias_stride,
+                     float *out, bool flip, const conv_geom *g)
+{
+    const int64_t th = (g->oh + 1) / 2, tw = (g->ow + 1) / 2, tiles = g->n * th * tw;
+    /* whole rows of tiles a chunk */
+    int64_t chunk = mt_get_num_threads() > 1
+                        ? tiles
+                        : WINO_CHUNK_BYTES / (16 * (g->c + g->oc) * (int64_t)sizeof(float));
+    chunk = chunk < WINO_MIN_TILES ? WINO_MIN_TILES : chunk;
+    chunk = chunk > tiles ? tiles : (chunk + tw - 1) / tw * tw;
+    const int64_t nu = g->oc * g->c, nv = g->c * chunk, nm = g->oc * chunk;
+    /* u (16, OC, C), v (16, C, chunk), m (16, OC, chunk), then the tiles (3 int64: 6 floats) */
+    int64_t numel = 16 * (nu + nv + nm) + 6 * tiles;
+    mt_tensor *work = NULL;
+    mt_status st = mt_tensor_empty(1, &numel, MT_FLOAT32, MT_DEVICE_CPU, &work);
+    if (st) {
+        return st;
+    }
+    float *u = (float *)mt_tensor_data(work), *v = u + 16 * nu, *m = v + 16 * nv;
+    tile *tl = (tile *)(m + 16 * nm); /* 16 * (nu + nv + nm) floats: 64-byte aligned */
+    for (int64_t t = 0; t < tiles; t++) {
+        tl[t] = (tile){.n = t / (th * tw), .y = t / tw % th * 2, .x = t % tw * 2};
+    }
+    weight_transform(w, u, g->oc, g->c, flip);
+    for (int64_t t0 = 0; t0 < tiles; t0 += chunk) {
+        const int64_t nt = tiles - t0 < chunk ? tiles - t0 : chunk;
+        input_transform(x, v, g, th, tw, t0 / tw, nt);
+        for (int xi = 0; xi < 16; xi++) { /* no BLAS call inside one of our parallel regions */
+            mt_cpu_gemm_raw(MT_FLOAT32, false, false, (int)g->oc, (int)nt, (int)g->c, 1.0,
+                            u + xi * nu, (int)g->c, v + xi * g->c * nt, (int)nt, 0.0,
+                            m + xi * g->oc * nt, (int)nt);
+        }
+        output_transform(m, bias, bias_stride, out, tl + t0, nt, g);
+    }
+    mt_tensor_clear(&work);
+    return MT_OK;
+}
