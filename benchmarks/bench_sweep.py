@@ -31,10 +31,13 @@ CASES = {
  "argmax dim1": lambda l, d: d["A"].argmax(1),
  "max dim0": lambda l, d: d["A"].max(0),
  "amax dim1": lambda l, d: d["A"].amax(1),
- # many short rows (issue 21): 64k rows of 16 floats and 20k of 50, reduced along the row (the
- # last dim), and (4096, 16, 16) along its middle dim
+ # many short rows (issue 21): 64k rows of 16 floats, 40k of 24, 20k of 50 and of 100, reduced
+ # along the row (the last dim), and (4096, 16, 16) along its middle dim
  "sum rows16": lambda l, d: d["S16"].sum(1),
  "sum rows50": lambda l, d: d["S50"].sum(1),
+ "sum rows24": lambda l, d: d["S24"].sum(-1),
+ "sum rows100": lambda l, d: d["S100"].sum(-1),
+ "mean rows100": lambda l, d: d["S100"].mean(-1),
  "mean rows16": lambda l, d: d["S16"].mean(-1),
  "amax rows16": lambda l, d: d["S16"].amax(1),
  "amax rows50": lambda l, d: d["S50"].amax(1),
@@ -243,6 +246,9 @@ NUMPY = {
     "amax dim1": lambda d: d["A"].max(1),
     "sum rows16": lambda d: d["S16"].sum(1),
     "sum rows50": lambda d: d["S50"].sum(1),
+    "sum rows24": lambda d: d["S24"].sum(-1),
+    "sum rows100": lambda d: d["S100"].sum(-1),
+    "mean rows100": lambda d: d["S100"].mean(-1),
     "mean rows16": lambda d: d["S16"].mean(-1),
     "amax rows16": lambda d: d["S16"].max(1),
     "amax rows50": lambda d: d["S50"].max(1),
@@ -329,6 +335,8 @@ def data(lib, seed=0):
     arrays["R16"] = rng.standard_normal((4096, 4096)).astype(np.float32)
     arrays["S16"] = rng.standard_normal((1 << 16, 16)).astype(np.float32)  # short rows
     arrays["S50"] = rng.standard_normal((20000, 50)).astype(np.float32)
+    arrays["S24"] = rng.standard_normal((40000, 24)).astype(np.float32)
+    arrays["S100"] = rng.standard_normal((20000, 100)).astype(np.float32)
     arrays["D"] = rng.standard_normal(1 << 20)  # float64
     return arrays if lib is None else {k: lib.tensor(v) for k, v in arrays.items()}
 

@@ -621,7 +621,6 @@ mt_cpu_nll_loss_backward(mt_args *a)
         (st = mt_cpu_dense(target, MT_INT64, &t[1])) || (st = features(a->t[3], &t[2]))) {
         goto out_release;
     }
-    memset(mt_tensor_data(gx), 0, (size_t)mt_tensor_numel(gx) * mt_dtype_size(dt));
     const double *g = (const double *)mt_tensor_data(t[0]);
     const double *w = t[2] ? (const double *)mt_tensor_data(t[2]) : NULL;
     const int64_t *tg = (const int64_t *)mt_tensor_data(t[1]);
@@ -636,14 +635,22 @@ mt_cpu_nll_loss_backward(mt_args *a)
         }
         total += w ? w[tg[e]] : 1.0;
     }
-    double scale = reduction == MT_REDUCTION_MEAN ? 1.0 / total : 1.0;
-    for (int64_t e = 0; e < N * K; e++) {
-        if (tg[e] == ignore) {
-            continue;
+    const double scale = reduction == MT_REDUCTION_MEAN ? 1.0 / total : 1.0;
+    /* sample n's block (C, K) of gx zeroed and its K targets' entries put, by the thread that
+     * owns the block (a memset of all of gx on one thread, then the puts, took cross_entropy's
+     * backward of (4096, 1000) 1.03-1.04x PyTorch's time) */
+    char *out = mt_tensor_data(gx);
+    const size_t item = mt_dtype_size(dt), block = (size_t)(C * K) * item;
+    const int parts = mt_parallel_parts(N * C * K, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t n = 0; n < N; n++) {
+        memset(out + (size_t)n * block, 0, block);
+        for (int64_t k = 0, e = n * K; k < K; k++, e++) {
+            if (tg[e] != ignore) {
+                const double v = -(w ? w[tg[e]] : 1.0) * (none ? g[e] : g[0] * scale);
+                put(out, dt, (n * C + tg[e]) * K + k, v);
+            }
         }
-        int64_t n = e / K, k = e % K;
-        double v = -(w ? w[tg[e]] : 1.0) * (none ? g[e] : g[0] * scale);
-        put(mt_tensor_data(gx), dt, (n * C + tg[e]) * K + k, v);
     }
 out_release:
     release_all(t, 3);

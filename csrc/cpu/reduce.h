@@ -20,11 +20,16 @@ void mt_cpu_column_sum_f64(double *restrict acc, const double *x, int64_t rows, 
                            int64_t ld);
 
 /* The max and min of rows shorter than this are reduced many rows at a time (reduce_rows.c): a
- * row's own loop wants 64 floats. (The float sums tile rows under 32; reduce_dim.c's max and
+ * row's own loop wants 64 floats. (The float sums tile float32 rows under 16 and float64 ones under 32; reduce_dim.c's max and
  * argmax along the last dim tile rows of any length.) */
 #define MT_SHORT_ROW 64
 #define MT_TILE_ROWS 16 /* rows a tile holds, a lane each: a 512-bit vector of floats */
 #define MT_TILE_COLS 64 /* columns a tile holds: 4 KiB of floats, 8 KiB of doubles, on the stack */
+/* The float32 sums of rows of MT_ROW_VECTORS_MIN to MT_ROW_VECTORS_MAX - 1 elements add each row's
+ * vectors into two and fold 16 rows' vectors together (reduce_rows.c); from MAX on, a row's own
+ * cascade (a lane would hold more than 16 terms, more than the cascade's level 0 adds) */
+#define MT_ROW_VECTORS_MIN 16 /* a whole vector: shorter rows go through a tile */
+#define MT_ROW_VECTORS_MAX 512
 
 /* tile (MT_TILE_COLS, MT_TILE_ROWS) = columns j0 .. j0 + w of the h <= MT_TILE_ROWS rows of x
  * (row i at x + i * ld elements of es bytes) transposed: tile[j][i] = x[i][j0 + j]. The lanes

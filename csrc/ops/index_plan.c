@@ -533,28 +533,38 @@ rows(const mt_index_backend *be, mt_tensor *index, int64_t size, mt_tensor **out
 }
 
 /* out (the result, contiguous: self's shape with n along dim, 0-dim for a 0-dim self, or of as
- * many elements) = self's entries flat[k] along dim, flat (n) int64 positions. */
+ * many elements) = self's entries flat[k] along dim, flat (n) int64 positions already checked
+ * (rows() above). As gather: self viewed with the result's shape and a stride of 0 along dim,
+ * flat's positions stepping along dim, each times dim's byte stride. (Through take(), the
+ * positions were checked again and turned into a tensor of byte offsets, of 32 KB for 4096
+ * indices: index_select of 4096 from a vector took 1.2x PyTorch's time.) */
 static mt_status
 select_rows(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *flat, int64_t n,
             mt_tensor *out)
 {
-    /* a 0-dim self is one element of a 1-dim one; a 0-dim index one of a 1-dim index */
-    int64_t one = 1, zero = 0;
-    mt_tensor *base = self, *view = NULL;
-    mt_status st = MT_OK;
-    if (self->ndim == 0 && (st = mt_tensor_view(self, 1, &one, &zero, self->offset, &base))) {
-        return st;
+    /* a 0-dim self is one element of a 1-dim one */
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS], pos_strides[MT_MAX_DIMS] = {0};
+    const int ndim = mt_index_geometry1(self, sizes, strides);
+    const int64_t step = strides[dim] * (int64_t)mt_dtype_size(self->dtype);
+    sizes[dim] = n;
+    strides[dim] = 0;
+    pos_strides[dim] = 1; /* flat is contiguous (of an index of any shape: embedding's) */
+    mt_tensor *src = NULL, *pos = NULL, *dst = NULL;
+    mt_status st = restride(self, ndim, sizes, strides, &src);
+    if (st == MT_OK) {
+        st = restride(flat, ndim, sizes, pos_strides, &pos);
     }
-    /* flat may be the caller's index itself (a contiguous int64 one is reused): keep its offset */
-    if ((st = mt_tensor_view(flat, 1, &n, &one, flat->offset, &view)) == MT_OK) {
-        mt_tensor *indices[MT_MAX_DIMS] = {NULL};
-        indices[dim] = view;
-        st = take(be, base, dim + 1, indices, &out);
-        mt_tensor_release(view);
+    if (st == MT_OK) {
+        int64_t contiguous[MT_MAX_DIMS];
+        mt_contiguous_strides(ndim, sizes, contiguous);
+        st = restride(out, ndim, sizes, contiguous, &dst);
     }
-    if (base != self) {
-        mt_tensor_release(base);
+    if (st == MT_OK) {
+        st = be->run(ndim, sizes, dst, src, pos, MT_INDEX_TAKE, step, true);
     }
+    mt_tensor_clear(&dst);
+    mt_tensor_clear(&pos);
+    mt_tensor_clear(&src);
     return st;
 }
 

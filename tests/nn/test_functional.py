@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch
-from helpers import arrays, check, layouts, raises_like_torch, shapes
+from helpers import arrays, check, layouts, raises_like_torch, same_as_torch, shapes
 
 FLOATS = ("float32", "float64")
 REDUCTIONS = ("none", "mean", "sum")
@@ -383,6 +383,22 @@ def test_nll_loss(data, reduction):
         out = check(lambda m, x, t, w: m.nn.functional.nll_loss(x, t, w, **kw),
                     lambda x, t, w: nll_np(x, t, w, ignore, reduction), [x, t, w], atol=atol, rtol=1e-5)
     assert out.dtype == minitorch.tensor(x).dtype
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(700, 100), (40, 30, 9), (0, 50)])
+def test_nll_loss_and_cross_entropy_backward_on_threads(threads, reduction, shape):
+    # nll_loss_backward zeroes and fills each sample's (C, K) block of the gradient on the thread
+    # that owns it: blocks enough to split (over 32768 elements), spatial targets (K = 9), an
+    # ignored class, class weights; the gradients as PyTorch's, at 1 and 2 threads
+    rng = np.random.default_rng(len(shape))
+    x = rng.standard_normal(shape).astype(np.float32)
+    t = rng.integers(0, shape[1], (shape[0],) + shape[2:])
+    w = rng.uniform(0.25, 2, shape[1]).astype(np.float32)
+    kw = dict(ignore_index=int(t.flat[0]) if t.size else -100, reduction=reduction)
+    same_as_torch(lambda m, x, t: m.nn.functional.cross_entropy(x, t, **kw), [x, t], atol=1e-5)
+    same_as_torch(lambda m, x, t, w: m.nn.functional.nll_loss(x, t, w, **kw), [x, t, w], atol=1e-5)
+    same_as_torch(lambda m, x, t: m.nn.functional.nll_loss(x.double(), t), [x, t], atol=1e-9)
 
 
 @given(data=st.data(), reduction=st.sampled_from(REDUCTIONS), layout=layouts)

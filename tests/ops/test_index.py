@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch
-from helpers import arrays, broadcastable_pair, check, layouts, raises_like_torch, shapes, to_layout
+from helpers import arrays, broadcastable_pair, check, layouts, raises_like_torch, same_as_torch, shapes, to_layout
 
 ALL = ("float32", "float64", "int64", "int32", "bool")
 NUMERIC = ("float32", "float64", "int64", "int32")
@@ -60,6 +60,43 @@ def test_index_select_and_embedding_with_an_index_that_is_a_view_with_an_offset(
     assert idx.is_contiguous() and idx.storage_offset() == 3 * row
     np.testing.assert_array_equal(minitorch.tensor(x).index_select(0, idx).numpy(), x[rows[row]])
     np.testing.assert_array_equal(minitorch.nn.functional.embedding(idx, minitorch.tensor(x)).numpy(), x[rows[row]])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool", "float16", "complex64"])
+@pytest.mark.parametrize("index_dtype", INDEX)
+def test_index_select_many_indices_from_any_layout(dtype, index_dtype):
+    # index_plan.c's select_rows: the positions checked once and stepped along dim by its stride
+    # (no tensor of byte offsets); 4096 indices, repeated, into a vector, a strided vector and
+    # along each dim of a transposed matrix; a strided index; an empty one
+    rng = np.random.default_rng(21)
+    v = (rng.standard_normal(1000) * 10).astype(dtype)
+    idx = rng.integers(0, 500, 4096).astype(index_dtype)
+    t = minitorch.tensor(v)
+    np.testing.assert_array_equal(t.index_select(0, minitorch.tensor(idx)).numpy(), v[idx])
+    np.testing.assert_array_equal(t[::2].index_select(0, minitorch.tensor(idx)).numpy(), v[::2][idx])
+    np.testing.assert_array_equal(t.index_select(0, minitorch.tensor(idx)[::3]).numpy(), v[idx[::3]])
+    assert t.index_select(0, minitorch.tensor(idx[:0])).shape == (0,)
+    m = (rng.standard_normal((600, 7)) * 10).astype(dtype)
+    tm = minitorch.tensor(np.ascontiguousarray(m.T)).t()
+    for dim in (0, 1):
+        i = idx % m.shape[dim]
+        np.testing.assert_array_equal(tm.index_select(dim, minitorch.tensor(i)).numpy(), np.take(m, i, axis=dim))
+    empty = minitorch.tensor(np.zeros((0, 3), dtype))
+    assert empty.index_select(1, minitorch.tensor(idx[:5] % 3)).shape == (0, 5)
+
+
+def test_index_select_many_indices_same_as_torch():
+    rng = np.random.default_rng(5)
+    idx = rng.integers(0, 300, 4096)
+    same_as_torch(lambda m, x, i: m.index_select(x, 0, i), [rng.standard_normal(300).astype(np.float32), idx])
+    same_as_torch(lambda m, x, i: m.index_select(x, 1, i), [rng.standard_normal((3, 300)), idx], layout="transposed")
+    same_as_torch(lambda m, x, i: m.index_select(x, 0, i), [rng.standard_normal(300), np.array([0, 300])],
+                  grad=False)  # out of range: both raise
+    v = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
+    same_as_torch(lambda m, x, i: m.index_select(x, 0, i), [v, rng.integers(0, 4, 100)])
+    # embedding selects rows through the same path, with an index of any shape
+    same_as_torch(lambda m, i, w: m.nn.functional.embedding(i, w),
+                  [idx.reshape(64, 4, 16), rng.standard_normal((300, 5)).astype(np.float32)])
 
 
 def test_index_select_0d_index_keeps_the_dim():

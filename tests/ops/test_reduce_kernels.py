@@ -96,6 +96,43 @@ def test_sum_nan_inf_and_empty(threads):
     check(lambda m, x: x.mean(1), lambda x: np.full(3, np.nan), [empty])
 
 
+# reduce_rows.c's float32 rows of 16 to 511: each row's vectors added into one, 16 rows' vectors
+# folded together; lengths around a vector, two vectors and the bound (512: a row's cascade)
+ROWS_BY_VECTORS = (16, 17, 24, 31, 32, 33, 47, 48, 50, 63, 100, 255, 256, 257, 511, 512)
+
+
+@pytest.mark.parametrize("n", ROWS_BY_VECTORS)
+def test_sum_mean_of_many_rows_by_vectors(threads, n):
+    # 37 rows: two whole blocks of 16 rows and 5 more; the rows contiguous, and slices of wider
+    # rows (row i at 7 + i * (n + 7)); each sum no less accurate than PyTorch's
+    a = (rng(n).standard_normal((37, n + 7)) + 0.25).astype(np.float32)
+    check(lambda m, x: x.sum(-1), lambda x: x.sum(-1), [a[:, :n].copy()], **TOL)
+    check(lambda m, x: x[:, 7:].sum(1), lambda x: x[:, 7:].sum(1), [a], **TOL)
+    check(lambda m, x: x[:, :n].mean(-1, keepdim=True), lambda x: x[:, :n].mean(-1, keepdims=True), [a], **TOL)
+    check(lambda m, x: x.reshape(37, 1, n).sum(-1), lambda x: x.reshape(37, 1, n).sum(-1), [a[:, :n].copy()],
+          **TOL)
+    ref = a[:, :n].astype(np.float64).sum(-1)
+    no_worse_than_torch(lambda m, x: x[:, :n].sum(-1), a, ref)
+    half = a[:, :n].astype(np.float16)
+    same_as_torch(lambda m, x: x.sum(-1), [half], grad=False, atol=1e-2, rtol=1e-3)
+    same_as_torch(lambda m, x: x.sum(-1), [a[:, :n]], layout="transposed", **TOL)
+
+
+@pytest.mark.parametrize("n", (16, 50, 100, 257))
+def test_many_rows_by_vectors_nan_inf_and_empty(threads, n):
+    a = rng(n).standard_normal((40, n)).astype(np.float32)
+    a[0, n - 1] = np.nan          # in the last vector's lanes that count
+    a[1, n - 16] = np.nan         # the last vector's first lane (counted there when n % 16)
+    a[2, 0] = np.inf              # in the first vector
+    a[17, 3], a[17, n - 2] = np.inf, -np.inf
+    a[33, :] = np.float32(3e38)   # overflows float: inf, as PyTorch's float sum
+    with np.errstate(over="ignore", invalid="ignore"):
+        check(lambda m, x: x.sum(1), lambda x: x.astype(np.float32).sum(1, dtype=np.float32), [a], **TOL)
+    same_as_torch(lambda m, x: x.sum(1), [a], grad=False, **TOL)
+    check(lambda m, x: x.sum(1), lambda x: x.sum(1), [np.zeros((0, n), np.float32)])
+    check(lambda m, x: x.mean(-1), lambda x: x.mean(-1), [np.ones((3, n), np.float32)])
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_sum_mean_nansum_gradients(threads, layout):
     a = rng().standard_normal((3, 130))
