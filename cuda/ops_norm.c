@@ -164,13 +164,15 @@ out_release:
 /* ---- nll_loss ---- */
 
 // grad_output (scalar, or target's shape for reduction none), self (C) or (N, C, d1, ...),
-// target (N, d1, ...), weight (C) or NULL; out (self's shape): -w[t] * grad at each target
-// class (divided by the kept targets' total weight for the mean), 0 elsewhere
+// target (N, d1, ...), weight (C) or NULL, total_weight (one element) or NULL; out (self's
+// shape): -w[t] * grad at each target class (divided by total_weight for the mean, by default the
+// kept targets' total weight), 0 elsewhere
 mt_status
 mt_cuda_nll_loss_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
-    mt_tensor *t[4] = {NULL}, *gx = a->out[0]; /* grad_output, target, weight as float64, total */
+    /* grad_output, target, weight as float64, the total the kernel sums, total_weight as float64 */
+    mt_tensor *t[5] = {NULL}, *gx = a->out[0];
     mt_cuda_assert_record *rec = NULL;
     int64_t reduction = a->i[0], ignore = a->i[1], one = 1;
     int64_t N = a->plan->loss.N, C = a->plan->loss.C, K = a->plan->loss.K;
@@ -182,14 +184,15 @@ mt_cuda_nll_loss_backward(mt_args *a)
     if ((st = mt_cuda_cast(grad, MT_FLOAT64, &t[0])) ||
         (st = mt_cuda_cast(target, MT_INT64, &t[1])) || (st = as_double(a->t[3], &t[2])) ||
         (st = mt_tensor_empty(1, &one, MT_FLOAT64, dev, &t[3])) ||
-        (st = mt_cuda_assert_record_get(&rec)) || (st = mt_cuda_fill(gx, mt_scalar_int(0))) ||
-        (st = mt_cuda_use_device(dev))) {
+        (st = as_double(a->t[4], &t[4])) || (st = mt_cuda_assert_record_get(&rec)) ||
+        (st = mt_cuda_fill(gx, mt_scalar_int(0))) || (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const double *gd = doubles(t[0]), *wd = doubles(t[2]);
     const int64_t *td = (const int64_t *)mt_tensor_data(t[1]);
     double *total = (double *)mt_tensor_data(t[3]);
-    const double *mean_total = reduction == MT_REDUCTION_MEAN ? total : NULL;
+    const double *given = doubles(t[4]);
+    const double *mean_total = reduction != MT_REDUCTION_MEAN ? NULL : given ? given : total;
     char *gxd = mt_tensor_data(gx);
     /* a target outside [0, C) fails a device-side assertion; the gradient kernel skips it */
     void *targs[] = {&td, &wd, &nk, &C, &ignore, &total, &rec};
@@ -199,6 +202,6 @@ mt_cuda_nll_loss_backward(mt_args *a)
         st = mt_cuda_launch_n(mt_cuda_nll_back_kernel(dt), nk, args);
     }
 out_release:
-    release_all(t, 4);
+    release_all(t, 5);
     return st;
 }

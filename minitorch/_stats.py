@@ -103,7 +103,8 @@ def _histogramdd_edges(points, bins, range, dtype) -> list:
         elif points.shape[0] == 0:
             lo, hi = 0.0, 1.0
         else:
-            lo, hi = float(points[:, k].min()), float(points[:, k].max())
+            col = points[:, k].detach()  # the range is no value to differentiate: no requires_grad warning
+            lo, hi = float(col.min()), float(col.max())
         if lo > hi:
             raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
                                f"dimension {k}")

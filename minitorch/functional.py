@@ -212,13 +212,18 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return _C.linalg_vector_norm(input, 2.0 if p is None else p, _dim, keepdim, dtype=dtype, out=out)
 
 
+_meshgrid_warned = False  # PyTorch warns once per process (TORCH_WARN_ONCE), whatever the filters
+
+
 def meshgrid(*tensors, indexing: "str | None" = None) -> tuple:
     """The grids of 0- or 1-dim tensors: grid k holds tensors[k] along dim k, expanded to all their
-    lengths (views). indexing 'ij' (the default, with a warning when not given, as PyTorch) or 'xy'
+    lengths (views). indexing 'ij' (the default, with a warning the first time it is not given, as PyTorch) or 'xy'
     (the first two dims swapped). The tensors may also be given as one list."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    if indexing is None:
+    global _meshgrid_warned
+    if indexing is None and not _meshgrid_warned:
+        _meshgrid_warned = True
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                       UserWarning, stacklevel=2)
     return _C.meshgrid(list(tensors), indexing=indexing)

@@ -413,11 +413,12 @@ mt_grad_nll_loss(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     int64_t reduction = n->args.i[0], ignore_index = n->args.i[1];
     return mt_op_nll_loss_backward(g[0], n->saved[0], n->saved[1], n->saved[2], reduction,
-                                   ignore_index, &gi[0]);
+                                   ignore_index, NULL, &gi[0]);
 }
 
 /* nll_loss_backward (grad_output, self, target, weight) is linear in grad_output and does not
- * read self's values: grad_output's gradient is the loss of gg, self's is zeros */
+ * read self's values: grad_output's gradient is the loss of gg, self's is zeros (PyTorch's
+ * derivatives.yaml: the loss's own mean, whatever total_weight the call gave) */
 mt_status
 mt_grad_nll_loss_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {

@@ -605,12 +605,13 @@ out_release:
 /* ---- nll_loss ---- */
 
 // grad_output (scalar, or target's shape for reduction none), self (C) or (N, C, d1, ...),
-// target (N, d1, ...), weight (C) or NULL; out (self's shape): -w[t] * grad at each target
-// class (divided by the kept targets' total weight for the mean), 0 elsewhere
+// target (N, d1, ...), weight (C) or NULL, total_weight (one element) or NULL; out (self's
+// shape): -w[t] * grad at each target class (divided by total_weight for the mean, by default the
+// kept targets' total weight), 0 elsewhere
 mt_status
 mt_cpu_nll_loss_backward(mt_args *a)
 {
-    mt_tensor *grad = a->t[0], *target = a->t[2];
+    mt_tensor *grad = a->t[0], *target = a->t[2], *total_weight = a->t[4];
     mt_tensor *t[3] = {NULL}, *gx = a->out[0]; /* grad_output, target, weight as float64 */
     int64_t reduction = a->i[0], ignore = a->i[1];
     const int64_t N = a->plan->loss.N, C = a->plan->loss.C, K = a->plan->loss.K;
@@ -634,6 +635,13 @@ mt_cpu_nll_loss_backward(mt_args *a)
             goto out_release;
         }
         total += w ? w[tg[e]] : 1.0;
+    }
+    mt_scalar given;
+    if (total_weight && (st = mt_tensor_item(total_weight, &given)) == MT_OK) {
+        total = mt_scalar_to_double(given);
+    }
+    if (st) {
+        goto out_release;
     }
     const double scale = reduction == MT_REDUCTION_MEAN ? 1.0 / total : 1.0;
     /* sample n's block (C, K) of gx zeroed and its K targets' entries put, by the thread that

@@ -1,6 +1,6 @@
 /* Composite nn ops, in terms of other ops through the dispatcher: dropout (bernoulli_ noise),
  * mse_loss, l1_loss and cross_entropy_loss (log_softmax + nll_loss, plus label smoothing and
- * class-probability targets), the loss reduction the loss kernels share, and the binary cross
+ * class-probability targets), nll_loss_forward (nll_loss and its total weight), the loss reduction the loss kernels share, and the binary cross
  * entropy's inputs and loss prepared for each device's loop (mt_bce_with).
  *
  * Each function keeps its intermediate tensors in a scratch array released on one exit, so
@@ -404,6 +404,39 @@ out_release:
 
 // grad_output, output (any shape), dim: grad_output - exp(output) * sum(grad_output) along dim,
 // log_softmax's backward as a chain of ops (the CPU has a kernel of one pass, reduce_dim.c)
+// self (C) or (N, C), target, weight (C) or None: (nll_loss, total_weight), the kept targets'
+// weight sum (their count without weight; 0 for an (N, C) input's reduction none), which no
+// gradient reaches. Like PyTorch's, more dims are nll_loss2d's, not this function's.
+mt_status
+mt_composite_nll_loss_forward(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *minus_ones = NULL;
+    int64_t reduction = a->i[0], ignore_index = a->i[1];
+    if (self->ndim < 1 || self->ndim > 2) {
+        return mt_fail(MT_ERUNTIME, "input tensor should be 1D or 2D");
+    }
+    mt_status st = mt_op_nll_loss(self, a->t[1], a->t[2], reduction, ignore_index, &a->out[0]);
+    if (st) {
+        return st;
+    }
+    bool grad_mode = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    if (reduction == MT_REDUCTION_NONE && self->ndim == 2) {
+        st = mt_op_zeros(0, NULL, self->dtype, mt_tensor_device(self), false, &a->out[1]);
+    } else if ((st = mt_op_full(self->ndim, self->sizes, mt_scalar_int(-1), self->dtype,
+                                mt_tensor_device(self), false, &minus_ones)) == MT_OK) {
+        /* the summed loss of -1 at every class is the sum of the kept targets' weights */
+        st = mt_op_nll_loss(minus_ones, a->t[1], a->t[2], MT_REDUCTION_SUM, ignore_index,
+                            &a->out[1]);
+    }
+    mt_set_grad_enabled(grad_mode);
+    mt_tensor_clear(&minus_ones);
+    if (st) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    return st;
+}
+
 mt_status
 mt_composite__log_softmax_backward_data(mt_args *a)
 {

@@ -2,6 +2,7 @@
  * for every device: PyTorch's checks, and the plan (mt_norm_plan, mt_loss_plan) the kernels of
  * csrc/cpu/nn.c, nn_backward.c and cuda/ops_norm.c compute with; and what those kernels share
  * while computing (the running statistics' update, the backward ops' inputs). */
+#include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -186,7 +187,7 @@ mt_front_layer_norm_backward(const mt_args *a, mt_plan *p)
 }
 
 // grad_output (scalar, or target's shape for reduction none), self (C) or (N, C, d1, ...),
-// target (N, d1, ...), weight (C) or NULL
+// target (N, d1, ...), weight (C) or NULL, total_weight (one element, self's dtype) or NULL
 mt_status
 mt_front_nll_loss_backward(const mt_args *a, mt_plan *p)
 {
@@ -212,6 +213,19 @@ mt_front_nll_loss_backward(const mt_args *a, mt_plan *p)
     mt_status st = float_only("nll_loss_backward", grad);
     if (st == MT_OK) {
         st = features("nll_loss_backward", a->t[3], *C);
+    }
+    const mt_tensor *total = a->t[4];
+    if (st == MT_OK && total && mt_tensor_numel(total) != 1) {
+        char shape[256];
+        return mt_fail(MT_ERUNTIME,
+                       "expected total_weight to be a  single element tensor, got: %s (%" PRId64
+                       " elements)",
+                       mt_format_sizes(shape, sizeof shape, total->ndim, total->sizes),
+                       mt_tensor_numel(total));
+    }
+    if (st == MT_OK && total && total->dtype != self->dtype) {
+        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(total->dtype));
     }
     return st ? st : mt_front_output(p, grad->dtype, self->ndim, self->sizes);
 }

@@ -174,6 +174,21 @@ def test_nll_loss_backward(dtype, reduction):
                     assert_same(gpu, cpu, atol=atol(dtype), rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_nll_loss_backward_given_total_weight(dtype, reduction):
+    # aten.nll_loss_backward's total_weight: the mean's divisor (any value given), unused otherwise
+    x, t, w = values((6, 4), dtype), targets((6,), 4, ignore=1), values((4,), dtype).abs()
+    g = values((6,), dtype) if reduction == 0 else values((), dtype)
+    total = minitorch.tensor(2.5).to(x.dtype)
+    cpu = C_.nll_loss_backward(g, x, t, w, reduction, 1, total)
+    gpu = C_.nll_loss_backward(g.cuda(), x.cuda(), t.cuda(), w.cuda(), reduction, 1, total.cuda())
+    assert_same(gpu, cpu, atol=atol(dtype), rtol=1e-5)
+    own = C_.nll_loss_backward(g, x, t, w, reduction, 1)
+    scale = float((C_.nll_loss(-minitorch.ones(6, 4).to(x.dtype), t, w, 2, 1) / 2.5).item()) if reduction == 1 else 1.0
+    assert_same(cpu, own * scale, device="cpu", atol=atol(dtype), rtol=1e-5)
+
+
 def test_nll_loss_backward_all_ignored_and_errors():
     x, t = values((3, 4)), minitorch.tensor([2, 2, 2])
     g = minitorch.tensor(1.0)

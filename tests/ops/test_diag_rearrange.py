@@ -321,7 +321,7 @@ def test_hsplit_vsplit_dsplit(name, least):
 # ---- grids and products ----
 
 @pytest.mark.parametrize("indexing", ["ij", "xy"])
-def test_meshgrid(indexing):
+def test_meshgrid(indexing, monkeypatch):
     arrs = [rand(3), rand(4), np.array(2.0)]
     for k in (1, 2, 3):
         xs = arrs[:k]
@@ -331,6 +331,7 @@ def test_meshgrid(indexing):
         for g, w in zip(got, want):
             np.testing.assert_array_equal(as_numpy(g), w)
         same_as_torch(lambda m, *t: m.stack(m.meshgrid(list(t), indexing=indexing)).sum(0), xs)
+    monkeypatch.setattr(minitorch.functional, "_meshgrid_warned", False)  # once per process
     with pytest.warns(UserWarning, match="indexing argument"):
         assert len(minitorch.meshgrid(minitorch.ones(2), minitorch.ones(3))) == 2
     same_error(lambda m, x, y: m.meshgrid(x, y, indexing="ij"), rand(2), rand(3).astype("float32"))
