@@ -21,6 +21,7 @@
 #include <math.h>
 
 #include "dispatch/backend.h"
+#include "ops/elementwise.h"
 #include "ops/front.h"
 #include "ops/linalg.h"
 #include "ops/op_chain.h"
@@ -72,6 +73,9 @@ not_implemented(mt_op op, const mt_args *a)
     if (op == MT_OP_sign || op == MT_OP_sign_) { /* PyTorch's own words, and class, for sign */
         return mt_fail(MT_ENOTIMPL, "Unlike NumPy, torch.sign is not intended to support complex "
                                     "numbers. Please use torch.sgn instead.");
+    }
+    if (mt_ew_kernel_name(op, a)) { /* the elementwise family: its front end's words */
+        return mt_ew_refuse_complex(op, a);
     }
     return mt_fail(MT_ERUNTIME, "\"%s\" not implemented for '%s'", mt_op_names[op],
                    mt_dtype_scalar_name(complex_dtype(a)));

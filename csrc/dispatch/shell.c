@@ -14,6 +14,7 @@
  * kernels for them: every op refuses them there. Nothing here computes an element. */
 #include "dispatch/shell.h"
 
+#include "core/elementwise.h"
 #include "ops/elementwise.h"
 #include "ops/ops.h"
 
@@ -24,7 +25,9 @@ enum {
     F = 2,      /* the four float8 formats */
     E5 = 4,     /* float8_e5m2 alone (the one with infinities) */
     NO_NUM = 8, /* float8 only with no Python number or 0-dim tensor beside it ("reduced float") */
-    PROMOTES = 16, /* its operands meet in one dtype: PyTorch's promotion errors apply */
+    PROMOTES = 16, /* its operands meet in one dtype first: PyTorch's promotion errors apply,
+                    * and a common dtype that is no shell one (uint16 with float16) runs as
+                    * any small dtype, whatever the op takes */
     FLOATS = 32, /* computes on the uints as floats: they are converted to the default float
                     * first (a uint64 from 2^63 up read as itself, not as int64) */
     THROUGH = 64, /* a composite whose steps are checked, not the call itself (matmul: mm or mv) */
@@ -67,9 +70,10 @@ category(mt_dtype dt)
 
 /* PyTorch's promotion of the call's tensors (the operands of the computing rows), refusing the
  * pairs it refuses: within each rank (tensors with dims, 0-dim tensors, Python numbers) every
- * pair meets; a lower rank joins only from a higher category (mt_promotion's rule). */
+ * pair meets; a lower rank joins only from a higher category (mt_promotion's rule). *common:
+ * the dtype they meet in (PyTorch's result_type). */
 static mt_status
-check_promotion(const mt_args *a)
+check_promotion(const mt_args *a, mt_dtype *common)
 {
     int dt[3] = {-1, -1, -1}; /* dims, 0-dim, wrapped */
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
@@ -99,8 +103,13 @@ check_promotion(const mt_args *a)
             if (st) {
                 return st;
             }
+            /* a Python number of a higher category brings the default dtype of its kind */
+            r = rank == 2 && category((mt_dtype)dt[rank]) == 2
+                    ? (int)MT_DEFAULT_FLOAT
+                    : (int)mt_promote_types((mt_dtype)r, (mt_dtype)dt[rank]);
         }
     }
+    *common = (mt_dtype)r;
     return MT_OK;
 }
 
@@ -142,7 +151,7 @@ mt_shell_check(mt_op op, const mt_args *a, bool *guard)
     }
     const mt_dtype dt = (mt_dtype)found;
     const shell_row *r = &rows[op];
-    const char *name = r->kernel ? r->kernel : mt_ew_kernel_name(op);
+    const char *name = r->kernel ? r->kernel : mt_ew_kernel_name(op, a);
     name = name ? name : mt_op_names[op];
     if (mt_args_on_cuda(a)) {
         return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s' on the CUDA device",
@@ -151,14 +160,35 @@ mt_shell_check(mt_op op, const mt_args *a, bool *guard)
     if (r->takes & THROUGH) {
         return MT_OK;
     }
-    if (takes(r, dt) && (r->takes & PROMOTES)) {
-        mt_status st = check_promotion(a);
+    /* operands that meet in one dtype meet first (PyTorch's TensorIterator promotes before
+     * its kernel looks for a loop): a promotion error comes before a missing loop, and where
+     * they meet in a dtype of their own (uint16 with float16: float16), the op runs there as
+     * for any small dtype, whatever its row takes */
+    const bool rounds = (op == MT_OP_div || op == MT_OP_div_) && a->str[0];
+    mt_dtype common = a->t[0] ? a->t[0]->dtype : dt;
+    if (r->takes & PROMOTES) {
+        mt_status st = check_promotion(a, &common);
         if (st) {
             return st;
         }
     }
+    /* in place, a shell self refuses a result it cannot hold, named as given (the widening
+     * below would name its computing dtype): the promoted dtype, a float one for FLOATS */
+    if ((mt_op_flags[op] & INPLACE) && (r->takes & (PROMOTES | FLOATS)) && a->t[0] &&
+        mt_dtype_is_shell(a->t[0]->dtype) && !mt_ew_bool_result(op)) {
+        const bool to_float = (r->takes & FLOATS) && !rounds && !mt_dtype_is_float(common) &&
+                              !mt_dtype_is_complex(common);
+        mt_status st = mt_check_inplace(a->t[0], a->t[0]->ndim, a->t[0]->sizes,
+                                        to_float ? MT_DEFAULT_FLOAT : common);
+        if (st) {
+            return st;
+        }
+    }
+    if ((r->takes & PROMOTES) && !mt_dtype_is_shell(common)) {
+        return MT_OK;
+    }
     /* div with a rounding mode is PyTorch's div_floor/div_trunc kernels, which take none */
-    if ((op == MT_OP_div || op == MT_OP_div_) && a->str[0]) {
+    if (rounds) {
         return mt_fail(MT_ENOTIMPL, "\"div_%s_cpu\" not implemented for '%s'", a->str[0],
                        mt_dtype_scalar_name(dt));
     }
@@ -238,7 +268,9 @@ run_in_float(mt_op op, mt_args *a, unsigned mask, mt_shell_next next)
     mt_status st = MT_OK;
     for (int k = 0; k < MT_MAX_TENSOR_ARGS && st == MT_OK; k++) {
         mt_tensor *t = a->t[k], *f = NULL;
-        if (t && !t->is_wrapped_number && mt_dtype_is_shell(t->dtype)) {
+        /* an in-place self stays: the front end refuses the float result it cannot hold */
+        const bool self_in_place = k == 0 && (mt_op_flags[op] & INPLACE);
+        if (t && !self_in_place && !t->is_wrapped_number && mt_dtype_is_shell(t->dtype)) {
             if ((st = mt_op__to_copy(t, (int)MT_DEFAULT_FLOAT, mt_tensor_device(t), &f)) == MT_OK) {
                 given[k] = t;
                 a->t[k] = f;

@@ -30,6 +30,8 @@ typedef struct ew_call {
 
 typedef mt_status (*ew_meta)(ew_call *c, mt_args *a);
 
+static mt_status not_implemented(const ew_call *c);
+
 /* ---- the rows' metas: dtype rules and checks ---- */
 
 static mt_status
@@ -172,6 +174,18 @@ meta_pow(ew_call *c, mt_args *a)
     return st;
 }
 
+/* In place with Scalar bounds, PyTorch's clamp kernels name self's dtype by its C type ("long
+ * int", "bool") where a result self cannot hold is refused. */
+static mt_status
+check_scalar_bound_in_place(const ew_call *c, const mt_tensor *self)
+{
+    if (c->inplace && !mt_can_cast(c->dt, self->dtype)) {
+        return mt_fail(MT_ERUNTIME, "result type %s can't be cast to the desired output type %s",
+                       mt_dtype_scalar_name(c->dt), mt_dtype_c_name(self->dtype));
+    }
+    return MT_OK;
+}
+
 /* clamp_min and clamp_max with a Scalar bound: in the dtype the bound promotes self to */
 static mt_status
 meta_bound(ew_call *c, mt_args *a)
@@ -183,7 +197,7 @@ meta_bound(ew_call *c, mt_args *a)
     c->dt = mt_promotion_result(&p);
     c->uses_k = true;
     c->k = a->s[0];
-    return MT_OK;
+    return check_scalar_bound_in_place(c, a->t[0]);
 }
 
 /* The bound that clamps nothing, standing in for an absent min (lowest) or max (highest). */
@@ -246,17 +260,30 @@ meta_clamp(ew_call *c, mt_args *a)
         return mt_fail(MT_ERUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
     }
     c->dt = mt_result_type(given, n);
+    int missing = a->t[1] == NULL ? 1 : a->t[2] == NULL ? 2 : 0;
+    bool tensor_bound = false;
+    for (int k = 1; k < 3; k++) {
+        tensor_bound |= a->t[k] && !a->t[k]->is_wrapped_number;
+    }
+    mt_status st = tensor_bound ? MT_OK : check_scalar_bound_in_place(c, a->t[0]);
+    if (st) {
+        return st;
+    }
     if (c->dt == MT_BOOL && scalar_bound) {
         return mt_fail(MT_ENOTIMPL, "\"clamp_scalar_%s\" not implemented for 'Bool'", c->dev->name);
     }
-    int missing = a->t[1] == NULL ? 1 : a->t[2] == NULL ? 2 : 0;
+    /* two tensor bounds are PyTorch's clamp_cpu kernel, which has no bool loop (one bound alone
+     * is maximum or minimum, which has) */
+    if (c->dt == MT_BOOL && missing == 0) {
+        return not_implemented(c);
+    }
     if (numbers_as_scalars(c, a, missing)) {
         return MT_OK;
     }
     if (missing == 0) {
         return MT_OK;
     }
-    mt_status st = mt_tensor_scalar(no_bound(c->dt, missing == 2), c->dt, &c->owned[0]);
+    st = mt_tensor_scalar(no_bound(c->dt, missing == 2), c->dt, &c->owned[0]);
     c->ins[missing] = c->owned[0];
     return st;
 }
@@ -511,10 +538,76 @@ static const short op_rows[MT_NUM_OPS] = {
 };
 
 const char *
-mt_ew_kernel_name(mt_op op)
+mt_ew_kernel_name(mt_op op, const mt_args *a)
 {
     const int row = op_rows[op] - 1;
-    return row < 0 ? NULL : rows[row].kernel;
+    if (row != MT_EW_clamp) {
+        return row < 0 ? NULL : rows[row].kernel;
+    }
+    /* clamp is PyTorch's clamp_cpu with a tensor bound, clamp_scalar_cpu with two numbers, and
+     * one bound alone is clamp_min or clamp_max: maximum and minimum with a tensor */
+    const mt_tensor *lo = a->t[1], *hi = a->t[2];
+    const bool tensor_bound = (lo && !lo->is_wrapped_number) || (hi && !hi->is_wrapped_number);
+    if (lo && hi) {
+        return tensor_bound ? rows[row].kernel : "clamp_scalar_cpu";
+    }
+    if (lo || hi) {
+        return tensor_bound ? (lo ? "maximum_cpu" : "minimum_cpu")
+                            : rows[lo ? MT_EW_clamp_min : MT_EW_clamp_max].kernel;
+    }
+    return rows[row].kernel;
+}
+
+bool
+mt_ew_bool_result(mt_op op)
+{
+    const int row = op_rows[op] - 1;
+    return row >= 0 && rows[row].bool_out;
+}
+
+mt_status
+mt_ew_refuse_complex(mt_op op, const mt_args *a)
+{
+    const int row = op_rows[op] - 1;
+    mt_tensor *given[MT_EW_MAX_OPS - 1];
+    int n = 0;
+    for (int k = 0; row >= 0 && k < rows[row].nin; k++) {
+        if (a->t[k] && !(rows[row].bool_in >> k & 1u)) {
+            given[n++] = a->t[k];
+        }
+    }
+    const mt_dtype dt = n > 0 ? mt_result_type(given, n) : MT_COMPLEX64;
+    switch (row) {
+    case MT_EW_clamp:
+    case MT_EW_clamp_min:
+    case MT_EW_clamp_max:
+    case MT_EW_hardtanh:
+        return mt_fail(MT_ENOTIMPL, "clamp is not supported for complex types");
+    case MT_EW_maximum:
+    case MT_EW_minimum:
+    case MT_EW_fmax:
+    case MT_EW_fmin:
+        return mt_fail(MT_ERUNTIME, "%s not implemented for complex tensors.", rows[row].name);
+    case MT_EW_heaviside:
+        return mt_fail(MT_ERUNTIME, "heaviside is not yet implemented for complex tensors.");
+    case MT_EW_floor:
+    case MT_EW_ceil:
+    case MT_EW_trunc:
+        return mt_fail(MT_ENOTIMPL, "%s is not supported for complex inputs", rows[row].name);
+    case MT_EW_isposinf:
+    case MT_EW_isneginf:
+        return mt_fail(MT_ERUNTIME, "%s does not support complex inputs.", rows[row].name);
+    case MT_EW_signbit:
+        return mt_fail(MT_ENOTIMPL, "signbit is not implemented for complex tensors.");
+    case MT_EW_deg2rad:
+    case MT_EW_rad2deg:
+        return mt_fail(MT_ERUNTIME, "%s is not supported for complex tensors.", rows[row].name);
+    case MT_EW_abs: /* abs itself has a complex form (dispatch/complex.c); abs_ has none */
+        return mt_fail(MT_ERUNTIME, "In-place abs is not supported for complex tensors.");
+    default:
+        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", rows[row].kernel,
+                       mt_dtype_scalar_name(dt));
+    }
 }
 
 bool

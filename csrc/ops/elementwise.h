@@ -44,9 +44,19 @@ mt_status mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev
  * exp): its row's dtype rule. False for an op outside the family. */
 bool mt_ew_integers_to_float(mt_op op, const mt_args *a);
 
-/* PyTorch's CPU kernel name of op's row (elementwise.def's kernel column), for "not implemented
- * for" messages; NULL for an op outside the family. */
-const char *mt_ew_kernel_name(mt_op op);
+/* PyTorch's CPU kernel name of op's row (elementwise.def's kernel column) called with a, for
+ * "not implemented for" messages (clamp's depends on its bounds); NULL for an op outside the
+ * family. */
+const char *mt_ew_kernel_name(mt_op op, const mt_args *a);
+
+/* Whether op's row computes a bool (comparisons, logical ops): in place, self keeps its dtype
+ * whatever its operands promote to. False for an op outside the family. */
+bool mt_ew_bool_result(mt_op op);
+
+/* PyTorch's refusal of complex operands for op, a family op without complex loops (its
+ * kernel's "not implemented for", or the op's own words: clamp, maximum, floor, ...), on the
+ * CPU (dispatch/complex.c calls it where no complex form runs). */
+mt_status mt_ew_refuse_complex(mt_op op, const mt_args *a);
 
 /* The Scalar arguments that PyTorch's kernels of op convert checked into the call's dtype or
  * into the dtype they compute it in (alpha, addcmul's value, clamp_min's bound, leaky_relu's

@@ -1,0 +1,240 @@
+"""Every op of the elementwise family (ops/elementwise.def's MT_EW_OP rows, _C._op_info's front
+'elementwise') over every dtype, and every pair of dtypes for the binary ops, against PyTorch
+2.13: the result's dtype and values, or the exception's class and message (its first line).
+The dtypes include the shell ones (uint16/32/64 and the four float8 formats), bool and complex.
+
+A difference PyTorch and minitorch still have is allowed only where a class of KNOWN names it;
+a class that no longer matches anything fails too (shrink KNOWN)."""
+import re
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch import _C
+
+torch = pytest.importorskip("torch")
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64", "float16",
+          "bfloat16", "float32", "float64", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2",
+          "float8_e4m3fnuz", "float8_e5m2fnuz"]
+X = [1, 2, 3, 0]
+Y = [2, 1, 3, 1]
+WIDE = re.compile(r"'(Int|Long|Float)'|result type (Int|Long|Float) |output type (Int|Long|Float)$")
+SMALL = re.compile(r"'(Byte|Char|Short|Half|BFloat16)'|result type (Byte|Char|Short|Half|BFloat16) |"
+                   r"output type (Byte|Char|Short|Half|BFloat16)$")
+
+
+def _words(out):
+    return out[2] if out[0] == "err" else ""
+
+
+def _rounded_once(m, t):
+    """float16/bfloat16 results PyTorch rounds step by step and minitorch once (in float32)."""
+    return m[0] == t[0] == "ok" and m[1] == t[1] in ("float16", "bfloat16") and np.allclose(
+        np.array(m[2], dtype=complex), np.array(t[2], dtype=complex), rtol=2e-2, equal_nan=True)
+
+
+# The differences left, each a class: its reason -> whether (op, dtypes, minitorch's outcome,
+# PyTorch's) is one of it.
+KNOWN = {
+    "dispatch/widen.c computes the small dtypes in int32/int64/float32 before the family's front end "
+    "looks for a loop or checks in place, so a refusal names the wider dtype ('Int', 'Float') where "
+    "PyTorch names 'Byte', 'Half'":
+        lambda op, d, m, t: m[0] == t[0] == "err" and m[1] == t[1] and WIDE.search(_words(m)) is not None
+        and SMALL.search(_words(t)) is not None,
+    "minitorch computes float16 and bfloat16 in float32 where PyTorch has no Half or BFloat16 loop "
+    "(torch.special's functions, ndtri, ...)":
+        lambda op, d, m, t: m[0] == "ok" and m[1] in ("float16", "bfloat16") and t[0] == "err"
+        and re.search(r"not implemented for '(Half|BFloat16)'", t[2]) is not None,
+    "float16 and bfloat16 rounded once by minitorch, step by step by PyTorch": lambda op, d, m, t: _rounded_once(m, t),
+    "PyTorch's own check of a few ops (sub of a bool, maximum of a complex) comes before its promotion "
+    "of the shell dtypes; minitorch promotes first":
+        lambda op, d, m, t: m[0] == t[0] == "err" and _words(m).startswith("Promotion for")
+        and not t[2].startswith("Promotion for"),
+    "polygamma's kernel is named by n in PyTorch (digamma, trigamma, polygamma)":
+        lambda op, d, m, t: op.startswith("polygamma") and "trigamma" in _words(t),
+    "clamp with no bound: the shell and complex rules refuse the dtype before the front end asks for one":
+        lambda op, d, m, t: op.startswith("clamp") and "At least one of 'min' or 'max'" in _words(t),
+    "lerp with a tensor weight is PyTorch's lerp_kernel_tensor; the row names lerp_kernel_scalar":
+        lambda op, d, m, t: op.startswith("lerp") and "lerp_kernel_tensor" in _words(t),
+    "torch.special's i1 rows name their float8 kernel (special_i1_cpu) where PyTorch's complex refusal "
+    "names i1_cpu":
+        lambda op, d, m, t: m[0] == t[0] == "err" and _words(m).replace("special_", "") == _words(t),
+    "in place with a complex operand, dispatch/complex.c refuses the complex dtype (or the logical ops' "
+    "complex form) before the front end checks what self can hold":
+        lambda op, d, m, t: op.endswith("_") and d[-1] in ("complex64", "complex128") and m[0] == "err"
+        and ("can't be cast" in _words(t) or t[0] == "ok") and d[0] not in ("complex64", "complex128"),
+    "fmax and fmin name maximum_cpu and minimum_cpu for every shell dtype (SHELL_AS); PyTorch names "
+    "fmax_cpu for the float8 formats":
+        lambda op, d, m, t: op in ("fmax", "fmin") and "float8" in d[0] and f'"{op}_cpu"' in _words(t),
+    "torch.special's modified_bessel_i0 and i1 run i0's and i1's rows, whose kernel names they give":
+        lambda op, d, m, t: op.startswith("special_modified_bessel_i") and "modified_bessel_i" in _words(t),
+    "addcdiv's integer division message comes after the shell rule":
+        lambda op, d, m, t: op.startswith("addcdiv") and "Integer division with addcdiv" in _words(t),
+    "where and masked_fill are not checked for PyTorch's promotion of their values (uint16 with bool, float8 "
+    "with anything: promotion errors); masked_fill's 1-dim value is refused for its mask first":
+        lambda op, d, m, t: op in ("where", "masked_fill", "masked_fill_"),
+    "heaviside refuses two dtypes ('not yet implemented for tensors with different dtypes') after the "
+    "shell and complex rules, not before them":
+        lambda op, d, m, t: op.startswith("heaviside"),
+    "_prelu_kernel's weight is not checked against self's dtype as PyTorch's is":
+        lambda op, d, m, t: op == "_prelu_kernel",
+    "the complex rows PyTorch has that minitorch lacks (logaddexp, nan_to_num, ...): refused":
+        lambda op, d, m, t: m[0] == "err" and t[0] == "ok" and t[1].startswith("complex"),
+}
+
+
+def plan(op):
+    info = _C._op_info(op)
+    sch = info["schema"]
+    pos = []
+    for a in sch[sch.index("(") + 1:sch.rindex(")")].split(", "):
+        if a == "*":
+            break
+        typ, _, rest = a.rpartition(" ")
+        if "=" in rest:
+            break
+        pos.append(typ)
+    return info, pos
+
+
+def caller(lib, op, info):
+    if op.startswith("special_") and hasattr(lib.special, op[8:]):
+        return getattr(lib.special, op[8:])
+    if info["inplace"] or not info["function"]:
+        return lambda *a: getattr(a[0], op)(*a[1:]) if hasattr(a[0], op) else None
+    return getattr(lib, op, None)
+
+
+def outcome(lib, op, info, pos, dts):
+    f = caller(lib, op, info)
+    if f is None:
+        return None
+    args, k = [], 0
+    for typ in pos:
+        if typ == "int":
+            args.append(1)
+        elif "Tensor" not in typ:
+            return None
+        elif op == "where" and not args:
+            args.append(lib.tensor([True, False, True, False]))
+        else:
+            args.append(lib.tensor(X if k == 0 else Y).to(getattr(lib, dts[min(k, len(dts) - 1)])))
+            k += 1
+    try:
+        r = f(*args)
+    except Exception as e:  # noqa: BLE001 - compared with PyTorch's
+        return ("err", type(e).__name__, str(e).split("\n")[0])
+    if r is None:
+        return None
+    name = str(r.dtype).split(".")[-1]
+    return ("ok", name, (r.float() if name.startswith("float8") or name == "bfloat16" else r).tolist())
+
+
+def same(m, t):
+    if m[0] != t[0] or m[:2] != t[:2]:
+        return False
+    if m[0] == "err":
+        return m == t
+    return np.allclose(np.array(m[2], dtype=complex), np.array(t[2], dtype=complex), rtol=2e-3, atol=1e-5,
+                       equal_nan=True)
+
+
+def family():
+    return [op for op in _C.OPS if _C._op_info(op)["front"] == "elementwise"]
+
+
+def differences(op):
+    """(dtypes, minitorch's outcome, PyTorch's) for each call where they differ."""
+    info, pos = plan(op)
+    tensors = sum("Tensor" in t for t in pos) - (op == "where")
+    combos = [(d, e) for d in DTYPES for e in DTYPES] if tensors == 2 else [(d,) for d in DTYPES]
+    found = []
+    for dts in combos if tensors else []:
+        m, t = outcome(minitorch, op, info, pos, dts), outcome(torch, op, info, pos, dts)
+        if m is not None and t is not None and not same(m, t):
+            found.append((dts, m, t))
+    return found
+
+
+HIT = set()
+
+
+@pytest.mark.parametrize("op", family())
+def test_op_over_every_dtype_as_torch(op):
+    unknown = []
+    for dts, m, t in differences(op):
+        reasons = [r for r, is_it in KNOWN.items() if is_it(op, dts, m, t)]
+        HIT.update(reasons)
+        if not reasons:
+            unknown.append(f"{op}{dts}: minitorch {m}, PyTorch {t}")
+    assert not unknown, "\n".join(unknown[:20]) + f"\n({len(unknown)} in all)"
+
+
+def test_every_known_difference_is_still_there():
+    for op in family():
+        for dts, m, t in differences(op):
+            HIT.update(r for r, is_it in KNOWN.items() if is_it(op, dts, m, t))
+    assert set(KNOWN) == HIT, f"no longer seen, drop from KNOWN: {set(KNOWN) - HIT}"
+
+
+def test_the_uint_float_ops_of_pytorch():
+    """atan2, copysign, xlogy, special.zeta (two uints of one dtype), special.i0e, special.erfcx
+    and polygamma compute the uints in the default float, as PyTorch's do; in place they refuse
+    the float result; two uints of different widths are PyTorch's promotion error."""
+    for name in ("uint16", "uint32", "uint64"):
+        d, td = getattr(minitorch, name), getattr(torch, name)
+        x, tx = minitorch.tensor([1, 2, 3, 0]).to(d), torch.tensor([1, 2, 3, 0]).to(td)
+        y, ty = minitorch.tensor([2, 1, 3, 1]).to(d), torch.tensor([2, 1, 3, 1]).to(td)
+        z, tz = minitorch.tensor([2, 3, 4, 2]).to(d), torch.tensor([2, 3, 4, 2]).to(td)
+        for fn in (lambda m, a, b, c: m.atan2(a, b), lambda m, a, b, c: m.copysign(a, b),
+                   lambda m, a, b, c: m.xlogy(a, b), lambda m, a, b, c: m.special.zeta(c, b),
+                   lambda m, a, b, c: m.special.i0e(a), lambda m, a, b, c: m.special.erfcx(a),
+                   lambda m, a, b, c: m.polygamma(1, c), lambda m, a, b, c: m.atan2(a, b.float()),
+                   lambda m, a, b, c: m.xlogy(a.half(), b)):
+            got, want = fn(minitorch, x, y, z), fn(torch, tx, ty, tz)
+            assert got.dtype == getattr(minitorch, str(want.dtype).split(".")[-1])
+            np.testing.assert_allclose(got.float().tolist(), want.float().tolist(), rtol=1e-3)  # float16: once
+        for fn in (lambda a, b: a.clone().atan2_(b), lambda a, b: a.clone().xlogy_(b),
+                   lambda a, b: a.clone().polygamma_(1), lambda a, b: a.atan2(b.to(torch.uint8 if
+                   isinstance(b, torch.Tensor) else minitorch.uint8))):
+            with pytest.raises(RuntimeError) as got:
+                fn(x, y)
+            with pytest.raises(RuntimeError) as want:
+                fn(tx, ty)
+            assert str(got.value) == str(want.value).split("\n")[0]
+
+
+CLAMPS = {
+    "tensor_bounds": lambda m, x, b: m.clamp(x, b, b),
+    "tensor_min": lambda m, x, b: m.clamp(x, min=b),
+    "tensor_max": lambda m, x, b: m.clamp(x, max=b),
+    "number_bounds": lambda m, x, b: m.clamp(x, 1, 2),
+    "number_min": lambda m, x, b: m.clamp(x, 1),
+    "in_place_tensor": lambda m, x, b: x.clone().clamp_(b),
+    "in_place_number_max": lambda m, x, b: x.clone().clamp_(max=2),
+    "clamp_min": lambda m, x, b: m.clamp_min(x, 1),
+    "clamp_max_": lambda m, x, b: x.clone().clamp_max_(1),
+    "clip_tensor": lambda m, x, b: x.clip(b, b),
+}
+
+
+@pytest.mark.parametrize("case", CLAMPS)
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "uint16", "uint64", "complex64", "complex128",
+                                   "float8_e4m3fn"])
+def test_clamp_takes_and_refuses_as_torch(case, dtype):
+    """clamp's refusals name PyTorch's kernel for how it was called (clamp_cpu with a tensor
+    bound, clamp_scalar_cpu with two numbers, maximum_cpu and clamp_min_scalar_cpu for one
+    bound), and complex self is PyTorch's NotImplementedError in its words."""
+    out = []
+    for lib in (minitorch, torch):
+        d = getattr(lib, dtype)
+        x, b = lib.tensor([1, 2, 3]).to(d), lib.tensor([2, 2, 2]).to(d)
+        try:
+            r = CLAMPS[case](lib, x, b)
+            out.append(("ok", str(r.dtype).split(".")[-1], r.to(lib.float64).tolist() if
+                        not r.is_complex() else r.tolist()))
+        except Exception as e:  # noqa: BLE001 - compared with PyTorch's
+            out.append(("err", type(e).__name__, str(e).split("\n")[0]))
+    assert out[0] == out[1]
