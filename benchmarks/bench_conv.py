@@ -114,7 +114,7 @@ def make_cases(libs, rng):
                     g = lib.ones_like(y)
                     fns[name] = lambda y=y, xt=xt, wt=wt, g=g, lib=lib: lib.autograd.grad(y, (xt, wt), g, retain_graph=True)
                 else:
-                    fns[name] = lambda xt=xt, wt=wt, conv=conv: conv(xt, wt, None, stride, pad)
+                    fns[name] = lambda xt=xt, wt=wt, conv=conv, s=stride, p=pad: conv(xt, wt, None, s, p)
             if not with_grad:
                 fns["sgemm"] = sgemm_bound(libs["minitorch"], xs, ws, stride, pad, 1)
             cases.append((f"{label} {'fwd+bwd' if with_grad else 'forward'}", fns))
