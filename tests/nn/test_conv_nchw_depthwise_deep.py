@@ -23,6 +23,10 @@ DEPTHWISE = [
     ((1, 2, 5, 5), 2, (5, 5), 1, 3, 1),  # padding beyond the kernel's reach
     ((1, 3, 4, 4), 6, (3, 3), 3, 4, 2),  # every tap in the padding for some outputs
     ((2, 16, 20, 20), 16, (7, 7), 1, 3, 1),  # 7x7
+    ((6, 1, 28, 28), 32, (3, 3), 1, 1, 1),  # MNIST's first layer: 32 planes from one padded copy, 2 vectors
+    ((3, 2, 1, 5), 8, (1, 3), 1, (0, 1), 1),  # one row narrower than a vector: each plane's store cut
+    ((2, 1, 3, 17), 4, (3, 3), 1, 1, 1),  # 17 columns: a second vector of 1, stored into the next row
+    ((2, 3, 4, 33), 6, (3, 3), (2, 1), 1, (1, 2)),  # 3 vectors, row stride 2, width dilation
 ]
 
 # deep layers (input, weight, stride, padding, dilation, groups)
