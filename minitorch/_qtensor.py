@@ -338,9 +338,22 @@ class QTensor(Tensor):
     float = double = half = bfloat16 = long = int = _float_cast
 
     def mean(self, dim: Any = None, keepdim: bool = False) -> "QTensor":
-        """The mean of the real values, quantized with this tensor's parameters (as PyTorch's
-        mean of an NCHW tensor: dequantize, mean, quantize)."""
+        """The mean of the real values, quantized with this tensor's parameters, as PyTorch's
+        mean_quantized_cpu: over the innermost dims of a contiguous tensor, the integers' sum
+        divided in float32 and rounded half to even (its qmean_inner_dim kernel: a mean that is a
+        tie, as 116.5, rounds to 116 where dequantize-mean-quantize could give 117); otherwise
+        dequantize, mean, quantize."""
         self._per_tensor("mean")
+        nd = self._ir.dim()
+        dims = list(range(nd)) if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0) else (
+            [dim] if isinstance(dim, int) else list(dim))
+        dims = sorted(d % nd for d in dims) if nd else []
+        if self._ir.is_contiguous() and dims == list(range(nd - len(dims), nd)) and self._ir.numel() > 0:
+            count = 1
+            for d in dims:
+                count *= self._ir.shape[d]
+            total = self._ir.to(_C.int64).sum(dims, keepdim=keepdim) if dims else self._ir.to(_C.int64)
+            return self._like((total.to(_C.float32) / count).round().to(self._ir.dtype))
         x = _dequantize(self)
         m = x.mean() if dim is None else x.mean(dim, keepdim=keepdim)
         return quantize_per_tensor(m, self._scale, self._zero_point, self._dtype)

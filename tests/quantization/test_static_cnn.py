@@ -559,3 +559,27 @@ def test_quantized_pooling_against_numpy():
                                   np.rint((ints - 60).mean(axis=(2, 3))) + 60)
     out = F.avg_pool2d(q, 2)
     assert out.q_scale() == 0.05 and out.q_zero_point() == 60 and out.dtype is minitorch.quint8
+
+
+@pytest.mark.parametrize("dtype", ["quint8", "qint8", "qint32"])
+@pytest.mark.parametrize("shape,dim,keepdim,layout", [
+    ((2, 3, 6, 7), [2, 3], False, "contiguous"),  # the integers' path: many means are ties of .5
+    ((2, 3, 6, 7), (-1, -2), True, "contiguous"),
+    ((4, 10), -1, False, "contiguous"),
+    ((5, 8), None, False, "contiguous"),
+    ((2, 3, 6, 7), [1], False, "contiguous"),  # not innermost: dequantize, mean, quantize
+    ((2, 3, 6, 7), [2, 3], False, "transposed"),  # not contiguous: the same
+])
+def test_quantized_mean_rounds_as_torch(dtype, shape, dim, keepdim, layout):
+    """PyTorch's quantized mean over the innermost dims of a contiguous tensor sums the integers
+    and rounds their float32 mean half to even; elsewhere it dequantizes. Values on a grid of the
+    scale make many means exact ties, where the two ways differ."""
+    x = np.random.default_rng(4).uniform(-3, 9, shape).astype(np.float32)
+    got, want = [lib.quantize_per_tensor(lib.tensor(x), 0.05, 60, getattr(lib, dtype)) for lib in (minitorch, torch)]
+    if layout == "transposed":
+        got, want = got.transpose(2, 3), want.transpose(2, 3)
+    args = () if dim is None else (dim, keepdim)
+    g, w = got.mean(*args), want.mean(*args)
+    assert tuple(g.shape) == tuple(w.shape) and str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+    np.testing.assert_array_equal(_ints(g), _ints(w))
+    assert g.q_scale() == w.q_scale() and g.q_zero_point() == w.q_zero_point()
