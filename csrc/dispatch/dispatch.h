@@ -48,6 +48,11 @@ typedef enum mt_key {
 /* complex tensors (dispatch/complex.c): COMPLEX takes them as they are; an op without it
  * refuses them, unless dispatch/complex.c has a complex form of it written in other ops */
 #define COMPLEX 32
+/* an op without COMPLEX whose Scalar arguments still take a complex Python number (PyTorch's
+ * binding takes one for every Scalar; here only where the op keeps the imaginary part): the
+ * matrix products' beta and alpha, checked against the product's dtype by their front end
+ * (ops/matmul_checks.c) and taken complex by their kernels. csrc/python/args.c reads it. */
+#define COMPLEX_SCALARS 64
 /* Python numbers PyTorch's overload takes as a Scalar: a bit per tensor slot (mt_args.t[k]) that
  * the overload PyTorch picks for a number there declares Scalar, not Tensor (pow.Tensor_Scalar,
  * clamp, masked_fill.Scalar; rsub.Scalar for 1 - x, which is x.__rsub__(1), sub with the number

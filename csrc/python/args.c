@@ -178,20 +178,6 @@ numbers_as_tensors(mt_op op)
            op == MT_OP_true_divide || op == MT_OP_floor_divide || op == MT_OP_copy_;
 }
 
-/* Whether op's Scalar arguments take a complex Python number. PyTorch's binding takes one for
- * every Scalar and leaves it to the op, which computes with it or refuses it ("value cannot be
- * converted to type float without overflow" into a real dtype). Here an op takes one where it
- * keeps the imaginary part: the ops that take complex tensors (COMPLEX: full's fill_value, add's
- * alpha, ...), and the matrix products with beta and alpha, whose front end checks them against
- * the product's dtype (ops/matmul_checks.c) and whose kernels take complex ones. Elsewhere it
- * stays a TypeError rather than lose its imaginary part. */
-static bool
-takes_complex_scalar(mt_op op)
-{
-    return (mt_op_flags[op] & COMPLEX) || op == MT_OP_addmm || op == MT_OP__addmm_activation ||
-           op == MT_OP_addmv || op == MT_OP_baddbmm;
-}
-
 /* Converts one argument into its slot. Returns 0, or -1 with an exception set. */
 static int
 convert(mt_op op, const mt_py_param *p, int pos, PyObject *o, mt_args *a, unsigned *owned)
@@ -275,7 +261,8 @@ convert(mt_op op, const mt_py_param *p, int pos, PyObject *o, mt_args *a, unsign
             }
             return 0;
         }
-        if (PyComplex_Check(o) && takes_complex_scalar(op)) {
+        if (PyComplex_Check(o) && (mt_op_flags[op] & (COMPLEX | COMPLEX_SCALARS))) {
+            /* elsewhere a TypeError rather than lose the imaginary part (see COMPLEX_SCALARS) */
             Py_complex c = PyComplex_AsCComplex(o);
             a->s[p->slot] = mt_scalar_complex(c.real, c.imag);
             return 0;
