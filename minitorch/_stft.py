@@ -3,8 +3,8 @@ them: stft frames the (centre-padded) signal with as_strided, windows each frame
 FFT (_fft_r2c, one-sided by default; _fft_c2c for a two-sided one); istft takes the inverse FFT of
 each frame (_fft_c2r or _fft_c2c), windows it and overlap-adds the frames with fold (ATen's
 unfold_backward), dividing by the overlap-added squared window. Each step is an op, so autograd
-records them. Inputs and windows are real: complex multiplication is not among minitorch's
-complex ops (csrc/dispatch/complex.c).
+records them. A complex signal takes the same steps (its centre padding and fold run on complex
+tensors, as PyTorch's): a two-sided stft, and istft(return_complex=True) back to it.
 """
 from __future__ import annotations
 

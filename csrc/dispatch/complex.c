@@ -8,8 +8,9 @@
  * (hypot of the parts), sum, mean and cumsum (each part alike, on the real view; a real input
  * cast first when dtype= is complex), the matrix products (four real products of the parts;
  * addmm, addmv and baddbmm add beta * self to one), var and std (the parts' variances summed),
- * the norms (of abs), any, all and the logical ops (of t != 0) and the uniform_ and normal_ fills
- * (on the real view), so their gradients come from those ops' rows. The matrix products of one
+ * the norms (of abs), any, all and the logical ops (of t != 0), the uniform_ and normal_ fills
+ * (on the real view), and the pads and unfold and fold's im2col and col2im (the same call on
+ * each part), so their gradients come from those ops' rows. The matrix products of one
  * complex dtype run as their device's BLAS kernel (blas_takes); the real products remain where
  * the dtypes differ (a real self of addmm) or the CUDA build has no cuBLAS.
  * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for (sign
@@ -350,6 +351,50 @@ complex_logical(mt_op op, mt_args *a)
     return finish(&s);
 }
 
+/* The part k (0 real, 1 imaginary) of a Python number v; None stays None. */
+static mt_scalar
+scalar_part(mt_scalar v, int k)
+{
+    if (mt_scalar_is_none(v)) {
+        return v;
+    }
+    if (k == 1) {
+        return mt_scalar_float(v.imag);
+    }
+    v.imag = 0.0;
+    v.is_complex = false;
+    return v;
+}
+
+// the pads (pad, constant_pad_nd, reflection_pad{1,2,3}d, replication_pad{1,2,3}d,
+// _pad_circular) and unfold and fold's im2col and col2im of a complex self: each moves or sums
+// the parts alike, so the same call runs on each part (a real tensor of self's shape, so that
+// the op's own checks and messages apply), a constant pad's value split into its parts, and
+// the two results are joined as the complex result
+static mt_status
+complex_by_parts(mt_op op, mt_args *a)
+{
+    tmp s = {0};
+    mt_tensor *parts[2] = {NULL, NULL}, *r = NULL;
+    const bool valued = op == MT_OP_pad || op == MT_OP_constant_pad_nd;
+    for (int k = 0; k < 2 && s.st == MT_OK; k++) {
+        mt_args b = *a;
+        b.out[0] = NULL;
+        b.t[0] = part(&s, a->t[0], k);
+        if (valued) {
+            b.s[0] = scalar_part(a->s[0], k);
+        }
+        if (s.st == MT_OK) {
+            mt_status st = mt_dispatch(op, &b);
+            parts[k] = own(&s, st, &b.out[0]);
+        }
+    }
+    mt_tensor *joined = s.st ? NULL : own(&s, mt_op_stack(2, parts, -1, &r), &r);
+    mt_tensor *z = s.st ? NULL : own(&s, mt_op_view_as_complex(joined, &r), &r);
+    give(&s, z, &a->out[0]);
+    return finish(&s);
+}
+
 /* The ops with a complex form written in other ops. */
 static const struct {
     mt_op op;
@@ -377,7 +422,18 @@ static const struct {
                      {MT_OP_logical_xor, complex_logical},
                      {MT_OP_linalg_vector_norm, complex_norm},
                      {MT_OP_uniform_, complex_random_fill},
-                     {MT_OP_normal_, complex_random_fill}};
+                     {MT_OP_normal_, complex_random_fill},
+                     {MT_OP_pad, complex_by_parts},
+                     {MT_OP_constant_pad_nd, complex_by_parts},
+                     {MT_OP_reflection_pad1d, complex_by_parts},
+                     {MT_OP_reflection_pad2d, complex_by_parts},
+                     {MT_OP_reflection_pad3d, complex_by_parts},
+                     {MT_OP_replication_pad1d, complex_by_parts},
+                     {MT_OP_replication_pad2d, complex_by_parts},
+                     {MT_OP_replication_pad3d, complex_by_parts},
+                     {MT_OP__pad_circular, complex_by_parts},
+                     {MT_OP_im2col, complex_by_parts},
+                     {MT_OP_col2im, complex_by_parts}};
 
 /* copy_(self, src) with a complex side on the CUDA device, on the real views ([..., 2] floats,
  * which the backend's copies move): both complex, part for part; a real src fills the real parts

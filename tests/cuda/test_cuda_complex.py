@@ -43,6 +43,11 @@ OPS = {
     "setitem": lambda L, z, w: _set(z, (slice(None), 1), w[:3]),
     "inplace_mul_view": lambda L, z, w: _mul_row(z),
     "to_complex128": lambda L, z, w: z.to(L.complex128) * 2,
+    "pad_constant": lambda L, z, w: L.nn.functional.pad(z, (1, 2, 0, 1), value=0.5),
+    "pad_reflect": lambda L, z, w: L.nn.functional.pad(z, (2, 1), mode="reflect"),
+    "pad_circular": lambda L, z, w: L.nn.functional.pad(z[None], (1, 2), mode="circular"),
+    "unfold": lambda L, z, w: L.nn.functional.unfold(z.reshape(1, 1, 3, 4), 2),
+    "fold": lambda L, z, w: L.nn.functional.fold(z.reshape(1, 2, 6), (1, 7), (1, 2)),
 }
 
 
