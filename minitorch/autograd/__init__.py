@@ -17,6 +17,19 @@ from .function import Function  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from .._legacy import Variable  # noqa: F401
+from ..overrides import handle_torch_function, has_torch_function, is_tensor_like  # noqa: F401
+from ..profiler import ProfilerActivity  # noqa: F401
+
+
+def kineto_available() -> bool:
+    """Whether the profiler is Kineto (PyTorch's, with CUPTI): minitorch's records its own events."""
+    return False
+
+
+def is_view_replay_enabled() -> bool:
+    """Whether autograd replays a view chain to rebuild a view (torch's off by default; minitorch
+    rebuilds views from their base's as_strided, never by replay)."""
+    return False
 
 _TensorOrTensors = Union["_C.TensorBase", Sequence["_C.TensorBase"]]
 
