@@ -58,9 +58,6 @@ add("debug_unwrap", lambda lib: (lambda t: [lib.func.debug_unwrap(t) is t, lib.f
     a(lib)))
 
 
-@pytest.mark.parametrize("fn", cases)
-def test_against_torch(fn):
-    same_call(fn)
 
 
 def _encoder_padding_rows(lib, fastpath: bool):
@@ -114,3 +111,35 @@ def test_minitorch_only_answers():
         x = minitorch.ones(2, device="cuda")
         assert minitorch.cudnn_is_acceptable(x) == minitorch.backends.cudnn.is_available()
         assert not minitorch.cudnn_is_acceptable(x.long())
+
+
+def _jacobian_batched(lib, create_graph=False):
+    x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    w = lib.tensor([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]], requires_grad=True)
+    y = w @ (x ** 2) + x[:2].sin()
+    jx, jw = lib.autograd.grad(y, (x, w), lib.eye(2), is_grads_batched=True, create_graph=create_graph)
+    return [jx, jw, y.grad_fn is not None]
+
+
+add("grad_is_grads_batched", _jacobian_batched)
+add("grad_is_grads_batched_create_graph", lambda lib: (lambda r: [r[0], r[0].requires_grad, r[1].requires_grad])(
+    _jacobian_batched(lib, True)))
+add("grad_is_grads_batched_unused", lambda lib: (lambda x, z: lib.autograd.grad(
+    (x * 2).sum(0), (x, z), lib.ones(4, 3), is_grads_batched=True, allow_unused=True))(
+    lib.ones(2, 3, requires_grad=True), lib.ones(1, requires_grad=True)))
+add("grad_positional_only_inputs", lambda lib: (lambda x: lib.autograd.grad((x * x).sum(), x, None, None, False,
+                                                                            True, None))(
+    lib.tensor([1.0, 3.0], requires_grad=True)))
+
+
+def test_grad_only_inputs_false_warns_and_is_ignored():
+    for lib in [minitorch] + ([torch] if torch is not None else []):
+        x = lib.tensor([1.0, 3.0], requires_grad=True)
+        with pytest.warns(FutureWarning, match="only_inputs argument is deprecated and is ignored now"):
+            (g,) = lib.autograd.grad((x * x).sum(), x, only_inputs=False)
+        assert g.tolist() == [2.0, 6.0] and x.grad is None
+
+
+@pytest.mark.parametrize("fn", cases)
+def test_against_torch(fn):
+    same_call(fn)
