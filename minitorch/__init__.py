@@ -203,7 +203,7 @@ from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 Tensor.stft, Tensor.istft = stft, istft
 
 
-def is_tensor(obj) -> "bool":
+def is_tensor(obj, /) -> "bool":
     return isinstance(obj, Tensor)
 
 

@@ -123,7 +123,7 @@ class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
         """Accumulates the gradient of self into the .grad of the leaves it depends on."""
         from . import autograd
 
-        autograd.backward(self, gradient, retain_graph, create_graph, inputs)
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # Gradient hooks, as PyTorch keeps them: one table per tensor, read by one engine hook that
     # is added with the table, so that handle.remove() is a deletion from the table.

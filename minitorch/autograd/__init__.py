@@ -52,9 +52,16 @@ def _grads_for(outputs, grad_outputs):
 
 def backward(tensors: _TensorOrTensors, grad_tensors: Optional[_TensorOrTensors] = None,
              retain_graph: Optional[bool] = None, create_graph: bool = False,
-             inputs: Optional[_TensorOrTensors] = None) -> None:
+             grad_variables: Optional[_TensorOrTensors] = None, inputs: Optional[_TensorOrTensors] = None) -> None:
     """Accumulates into each leaf's .grad the gradient of tensors (weighted by grad_tensors); with
-    inputs, into the .grad of those tensors only (leaves or not), the rest of the graph untouched."""
+    inputs, into the .grad of those tensors only (leaves or not), the rest of the graph untouched.
+    grad_variables is grad_tensors's old name, taken with PyTorch's warning."""
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                               "`backward()`. Please only use `grad_tensors`.")
+        grad_tensors = grad_variables
     tensors = _as_tuple(tensors)
     grads = _grads_for(tensors, grad_tensors)
     if retain_graph is None:

@@ -140,6 +140,46 @@ def test_grad_only_inputs_false_warns_and_is_ignored():
         assert g.tolist() == [2.0, 6.0] and x.grad is None
 
 
+def _fork_rng_draws(lib, **kw):
+    lib.manual_seed(3)
+    with lib.random.fork_rng(**kw):
+        inside = lib.rand(3)
+    return [inside, lib.rand(3)]
+
+
+def _backward_grad_variables(lib, both=False):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    extra = {"grad_tensors": lib.ones(2)} if both else {}
+    lib.autograd.backward([y], grad_variables=[lib.tensor([1.0, 0.5])], **extra)
+    return x.grad
+
+
+add("is_tensor_positional_only", lambda lib: lib.is_tensor(obj=a(lib)))
+add("is_storage_positional_only", lambda lib: lib.is_storage(obj=a(lib)))
+add("new_empty_strided_options", lambda lib: (lambda t: [t.shape, t.stride(), t.dtype])(
+    a(lib).new_empty_strided((2, 3), (1, 2), layout=lib.strided, pin_memory=False, dtype=lib.float64)))
+add("random_split_default_generator", lambda lib: (lib.manual_seed(0), [list(s.indices) for s in
+                                                   lib.utils.data.random_split(range(10), [3, 7])])[1])
+add("fork_rng_default_device_type", _fork_rng_draws)
+add("fork_rng_meta", lambda lib: _fork_rng_draws(lib, device_type="meta"))
+add("fork_rng_disabled", lambda lib: _fork_rng_draws(lib, enabled=False))
+add("backward_grad_variables_both", lambda lib: _backward_grad_variables(lib, both=True))
+
+
+def test_backward_grad_variables_warns():
+    for lib in [minitorch] + ([torch] if torch is not None else []):
+        with pytest.warns(FutureWarning, match="`grad_variables` is deprecated. Use `grad_tensors` instead."):
+            assert _backward_grad_variables(lib).tolist() == [2.0, 2.0]
+
+
+def test_compile_backend_none_is_the_default():
+    f = minitorch.compile(lambda x: x * 2, backend=None)
+    assert f(minitorch.ones(2)).tolist() == [2.0, 2.0]
+    m = minitorch.compile(minitorch.nn.Linear(2, 1))
+    assert m(minitorch.ones(1, 2)).shape == (1, 1)
+
+
 @pytest.mark.parametrize("fn", cases)
 def test_against_torch(fn):
     same_call(fn)
