@@ -180,6 +180,55 @@ def test_compile_backend_none_is_the_default():
     assert m(minitorch.ones(1, 2)).shape == (1, 1)
 
 
+
+
+def _checkpoint_names(lib):
+    cp = lib.utils.checkpoint
+    x, y = lib.ones(2, requires_grad=True), lib.ones(3)
+    ids, states = cp.get_device_states(x, [y, {"k": y}], 3)
+    cp.set_device_states(ids, states, device_type="meta")
+    cp.set_device_states([], [])
+    a_ctx, b_ctx = cp.noop_context_fn()
+    with a_ctx, b_ctx:
+        pass
+    return [ids, states]
+
+
+add("checkpoint_device_states_cpu", _checkpoint_names)
+add("checkpoint_dropout_replayed", lambda lib: (lambda g: [
+    lib.utils.checkpoint.checkpoint(lambda t: lib.nn.functional.dropout(t, 0.5) * 2, lib.ones(6, requires_grad=True),
+                                    use_reentrant=False, context_fn=lib.utils.checkpoint.noop_context_fn).shape])(0))
+
+
+def test_check_backward_validity_warns():
+    for lib in [minitorch] + ([torch] if torch is not None else []):
+        with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True. Gradients will be None"):
+            lib.utils.checkpoint.check_backward_validity([lib.ones(2), 3])
+        lib.utils.checkpoint.check_backward_validity([lib.ones(2, requires_grad=True)])
+
+
+def test_default_device_type():
+    """The current accelerator's type where one is usable (MINITORCH_CUDA_EMU=1: cuda), else cpu."""
+    acc = minitorch.accelerator.current_accelerator(True)
+    assert minitorch.utils.checkpoint.DefaultDeviceType.get_device_type() == (acc.type if acc else "cpu")
+    if torch is not None and not torch.accelerator.is_available():
+        assert torch.utils.checkpoint.DefaultDeviceType.get_device_type() == "cpu"
+
+
+def test_device_states_round_trip_on_cuda():
+    """get_device_states saves a CUDA device's stream once per tensor; set_device_states puts it
+    back, so the draws after it repeat (under MINITORCH_CUDA_EMU=1 too)."""
+    if not minitorch.cuda.is_available():
+        pytest.skip("needs a CUDA device (or MINITORCH_CUDA_EMU=1)")
+    cp = minitorch.utils.checkpoint
+    x = minitorch.ones(2, device="cuda")
+    ids, states = cp.get_device_states(x, (x,))
+    assert ids == [0, 0] and len(states) == 2
+    first = minitorch.rand(4, device="cuda").cpu()
+    cp.set_device_states(ids[:1], states[:1], device_type="cuda")
+    assert minitorch.equal(minitorch.rand(4, device="cuda").cpu(), first)
+
+
 @pytest.mark.parametrize("fn", cases)
 def test_against_torch(fn):
     same_call(fn)
