@@ -104,11 +104,12 @@ def _subclass_like(fn, input, *args, **kwargs):
 def _like(name, *args):
     factory = getattr(_C, name)
 
-    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=_memory_format.preserve_format,
-             **generator):
+    def like(input, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False,
+             memory_format=_memory_format.preserve_format, **generator):
         if type(input) is not Tensor and _C._has_torch_function((input,)):
-            return _subclass_like(like, input, dtype=dtype, device=device, requires_grad=requires_grad,
-                                  memory_format=memory_format, **generator)
+            return _subclass_like(like, input, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
+                                  requires_grad=requires_grad, memory_format=memory_format, **generator)
+        _C._factory_options(name + "_like", layout, pin_memory)
         _expect_tensor(name + "_like", input)
         _memory_format._check(name + "_like", memory_format)
         if not generator and _python_ops.wanted(input):  # aten.<name>_like, for __torch_dispatch__
@@ -152,14 +153,14 @@ rand_like = _like("rand")
 randn_like = _like("randn")
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False,
               memory_format=_memory_format.preserve_format):
     """full(input.shape, fill_value) with input's dtype and device, laid out as memory_format says."""
     if type(input) is not Tensor and _C._has_torch_function((input,)):
-        return _subclass_like(full_like, input, fill_value, dtype=dtype, device=device, requires_grad=requires_grad,
-                              memory_format=memory_format)
-    return _like("full", fill_value)(input, dtype=dtype, device=device, requires_grad=requires_grad,
-                                     memory_format=memory_format)
+        return _subclass_like(full_like, input, fill_value, dtype=dtype, layout=layout, device=device,
+                              pin_memory=pin_memory, requires_grad=requires_grad, memory_format=memory_format)
+    return _like("full", fill_value)(input, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
+                                     requires_grad=requires_grad, memory_format=memory_format)
 
 
 def split(tensor, split_size_or_sections, dim=0) -> "tuple":
@@ -202,7 +203,7 @@ from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 Tensor.stft, Tensor.istft = stft, istft
 
 
-def is_tensor(obj) -> "bool":
+def is_tensor(obj, /) -> "bool":
     return isinstance(obj, Tensor)
 
 

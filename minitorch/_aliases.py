@@ -149,10 +149,11 @@ class TensorInplace:
     def resize_as_(self, the_template, *, memory_format=None):
         return self.resize_(the_template.shape)
 
-    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
+                          pin_memory=False):
         """An uninitialised tensor of the given size and strides, with self's dtype and device
         by default."""
-        flat = self.new_empty(_span(size, stride), dtype=dtype, device=device)
+        flat = self.new_empty(_span(size, stride), dtype=dtype, device=device, layout=layout, pin_memory=pin_memory)
         return flat.as_strided(size, stride).requires_grad_(requires_grad)
 
     def fill_diagonal_(self, fill_value, wrap=False):

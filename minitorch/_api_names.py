@@ -466,6 +466,19 @@ class _SliceInverse(Function):
         return grad[index], grad.slice_scatter(zeros, dim, start, end, step), None, None, None, None, None
 
 
+def cudnn_is_acceptable(input) -> bool:
+    """Whether cuDNN may take input (ATen's cudnn_is_acceptable): cuDNN enabled and built, input on
+    a CUDA device, float64, float32 or float16, and not empty."""
+    from . import backends
+
+    if not isinstance(input, _C.TensorBase):
+        raise TypeError(f"cudnn_is_acceptable(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return (bool(backends.cudnn.enabled) and input.device.type == "cuda"
+            and input.dtype in (_C.float64, _C.float32, _C.float16) and backends.cudnn.is_available()
+            and input.numel() != 0)
+
+
 def install(namespace: dict, tensor_cls: type) -> None:
     for name, member in vars(TensorNames).items():
         if not name.startswith("__") and name not in vars(tensor_cls):
@@ -477,7 +490,7 @@ def install(namespace: dict, tensor_cls: type) -> None:
     namespace.update({f"{name}_copy": _accessor_copy(name) for name in _COPIES})
     namespace.update({name: _function(name) for name in _METHOD_FUNCTIONS + ("slice_inverse",)})
 
-    namespace.update(hash_tensor=hash_tensor, from_file=from_file, segment_reduce=segment_reduce,
+    namespace.update(hash_tensor=hash_tensor, from_file=from_file, cudnn_is_acceptable=cudnn_is_acceptable, segment_reduce=segment_reduce,
                      batch_norm_update_stats=batch_norm_update_stats, Tag=Tag, TYPE_CHECKING=TYPE_CHECKING,
                      USE_GLOBAL_DEPS=USE_GLOBAL_DEPS, USE_RTLD_GLOBAL_WITH_LIBTORCH=USE_RTLD_GLOBAL_WITH_LIBTORCH,
                      Future=futures.Future, fork=jit.fork, wait=jit.wait, windows=windows,

@@ -43,9 +43,14 @@ class no_grad(_GradModeContext):
 
 
 class enable_grad(_GradModeContext):
-    """Enables gradient recording inside the block."""
+    """Enables gradient recording inside the block; a decorator with or without the call."""
 
-    def __init__(self) -> None:
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)  # @enable_grad without parentheses, as PyTorch's
+
+    def __init__(self, orig_func=None) -> None:
         self._enabled = True
 
 
@@ -70,10 +75,10 @@ class inference_mode(_GradModeContext):
     for backward or made to require grad (PyTorch's rules). inference_mode(False) turns it off in
     a block; as a decorator, with or without the call."""
 
-    def __new__(cls, mode_or_fn=True):
-        if callable(mode_or_fn):  # @inference_mode without parentheses
-            return cls()(mode_or_fn)
-        return super().__new__(cls)
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # @inference_mode without parentheses: mode is the function
 
     def __init__(self, mode: bool = True) -> None:
         self._mode = bool(mode)

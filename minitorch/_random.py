@@ -32,15 +32,17 @@ def _bind(name: str, args: tuple, kwargs: dict, params: Tuple[str, ...]) -> dict
 
 
 def randint(*args: Any, generator: Any = None, out: Any = None, dtype: Any = None, device: Any = None,
-            requires_grad: bool = False, **kwargs: Any) -> "_C.TensorBase":
+            requires_grad: bool = False, layout: Any = None, pin_memory: bool = False,
+            **kwargs: Any) -> "_C.TensorBase":
     """Uniform integers in [low, high) of shape size; low defaults to 0; dtype int64 unless given."""
     b = _bind("randint", args, kwargs, ("low", "high", "size"))
     return _to_out(_C.randint(b["low"], b["high"], b["size"], generator=generator, dtype=dtype, device=device,
-                              requires_grad=requires_grad), out)
+                              requires_grad=requires_grad, layout=layout, pin_memory=pin_memory), out)
 
 
 def randint_like(input: "_C.TensorBase", *args: Any, generator: Any = None, dtype: Any = None,
-                 device: Any = None, requires_grad: bool = False, **kwargs: Any) -> "_C.TensorBase":
+                 device: Any = None, requires_grad: bool = False, layout: Any = None, pin_memory: bool = False,
+                 **kwargs: Any) -> "_C.TensorBase":
     """randint(low, high, input.shape) with input's dtype and device unless given."""
     if not isinstance(input, _C.TensorBase):
         raise TypeError(f"randint_like(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
@@ -49,7 +51,7 @@ def randint_like(input: "_C.TensorBase", *args: Any, generator: Any = None, dtyp
         b["low"], b["high"], input.shape, generator=generator,
         dtype=dtype if dtype is not None else input.dtype,
         device=device if device is not None else input.device,
-        requires_grad=requires_grad,
+        requires_grad=requires_grad, layout=layout, pin_memory=pin_memory,
     )
 
 
@@ -67,7 +69,8 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
                             f"({type(mean).__name__}, {type(std).__name__}), but expected one of: "
                             "(Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor std), "
                             "(float mean, float std, tuple of ints size)")
-        drawn = _C.empty(size, dtype=dtype, device=device).normal_(mean, std, generator=generator)
+        drawn = _C.empty(size, dtype=dtype, device=device, layout=layout, pin_memory=pin_memory)
+        drawn.normal_(mean, std, generator=generator)
         return _to_out(drawn.requires_grad_(requires_grad), out)
     if size is not None or dtype is not None or device is not None or requires_grad:
         raise TypeError("normal() received an invalid combination of arguments: a tensor mean or std "

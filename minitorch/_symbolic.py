@@ -105,5 +105,29 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: tuple | lis
     return carried
 
 
-__all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt", "sym_sum", "cond",
+class _SymNodeValue:
+    """A value of PyTorch's symbolic shapes: it wraps a node of the tracer's graph (`node`) and
+    redirects each operation to it. minitorch traces no shapes, so no size or number it gives is
+    one: `isinstance(n, SymInt)` is False for every int here, as in PyTorch's eager mode."""
+
+    def __init__(self, node):
+        self.node = node
+
+    def __repr__(self) -> str:
+        return repr(self.node)
+
+
+class SymInt(_SymNodeValue):
+    """Like an int, on a node of the symbolic shapes (torch.SymInt)."""
+
+
+class SymFloat(_SymNodeValue):
+    """Like a float, on a node of the symbolic shapes (torch.SymFloat)."""
+
+
+class SymBool(_SymNodeValue):
+    """Like a bool, on a node of the symbolic shapes (torch.SymBool)."""
+
+
+__all__ = ["SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt", "sym_sum", "cond",
            "while_loop", "sym_constrain_range", "sym_constrain_range_for_size", "sym_fresh_size"]

@@ -20,6 +20,16 @@ from ._reductions import max as _max, min as _min
 
 # _C._TensorMeta: isinstance(x, Tensor) holds for the sparse tensors too (minitorch.sparse
 # registers its classes), as PyTorch's sparse tensors are Tensors
+
+def _cast_method(name: str, dtype):
+    """Tensor.<name>(*, memory_format=preserve_format): self.to(dtype, memory_format=...)."""
+    def cast(self, *, memory_format=_memory_format.preserve_format) -> "Tensor":
+        return self.to(dtype, memory_format=memory_format)
+
+    cast.__name__, cast.__qualname__ = name, "Tensor." + name
+    cast.__doc__ = f"self.to({dtype}, memory_format=memory_format): a copy unless self is {dtype} already."
+    return cast
+
 class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
     # NumPy defers binary operators to us: ndarray + Tensor gives a Tensor.
     __array_priority__ = 1000
@@ -113,7 +123,7 @@ class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
         """Accumulates the gradient of self into the .grad of the leaves it depends on."""
         from . import autograd
 
-        autograd.backward(self, gradient, retain_graph, create_graph, inputs)
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # Gradient hooks, as PyTorch keeps them: one table per tensor, read by one engine hook that
     # is added with the table, so that handle.remove() is a deletion from the table.
@@ -217,14 +227,16 @@ class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
 
         _record_stream(self, stream)
 
-    def cpu(self) -> "Tensor":
-        return self.to("cpu")
+    def cpu(self, memory_format=_memory_format.preserve_format) -> "Tensor":
+        return self.to("cpu", memory_format=memory_format)
 
-    def cuda(self, device: Any = None) -> "Tensor":
+    def cuda(self, device: Any = None, non_blocking: bool = False,
+             memory_format=_memory_format.preserve_format) -> "Tensor":
         """A copy on device (default: the current CUDA device), or self when it is there."""
         if device is None:
             device = "cuda"  # the current device, as "cuda" means everywhere
-        return self.to(_device("cuda", device) if isinstance(device, int) else device)
+        return self.to(_device("cuda", device) if isinstance(device, int) else device, non_blocking=non_blocking,
+                       memory_format=memory_format)
 
     def get_device(self) -> int:
         """The CUDA device index, or -1 for a CPU tensor (as PyTorch)."""
@@ -240,42 +252,23 @@ class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
             return self.to(legacy.device_type, legacy.dtype)
         return self.to(dtype)
 
-    def float(self) -> "Tensor":
-        return self.to(_C.float32)
-
-    def double(self) -> "Tensor":
-        return self.to(_C.float64)
-
-    def long(self) -> "Tensor":
-        return self.to(_C.int64)
-
-    def int(self) -> "Tensor":
-        return self.to(_C.int32)
-
-    def bool(self) -> "Tensor":
-        return self.to(_C.bool)
-
-    def half(self) -> "Tensor":
-        return self.to(_C.float16)
-
-    def bfloat16(self) -> "Tensor":
-        return self.to(_C.bfloat16)
-
-    def byte(self) -> "Tensor":
-        return self.to(_C.uint8)
-
-    def char(self) -> "Tensor":
-        return self.to(_C.int8)
-
-    def short(self) -> "Tensor":
-        return self.to(_C.int16)
-
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
+    # the casts as methods of their own (float(), double(), ...), each laid out as memory_format says
+    float, double, long, int = (_cast_method(n, d) for n, d in (("float", _C.float32), ("double", _C.float64),
+                                                                ("long", _C.int64), ("int", _C.int32)))
+    bool, half, bfloat16, byte = (_cast_method(n, d) for n, d in (("bool", _C.bool), ("half", _C.float16),
+                                                                  ("bfloat16", _C.bfloat16), ("byte", _C.uint8)))
+    char, short, cfloat, cdouble = (_cast_method(n, d) for n, d in (("char", _C.int8), ("short", _C.int16),
+                                                                    ("cfloat", _C.complex64),
+                                                                    ("cdouble", _C.complex128)))
+
     # new_*: self's dtype and device unless told; the size as ints, one sequence or size=, as PyTorch;
     # each an op of its own for __torch_dispatch__ (_python_ops.py)
-    def _new(self, name, factory, args, size, *fill, dtype=None, device=None, requires_grad=False) -> "Tensor":
+    def _new(self, name, factory, args, size, *fill, dtype=None, layout=None, device=None, pin_memory=False,
+             requires_grad=False) -> "Tensor":
+        _C._factory_options(name, layout, pin_memory)
         if size is not None and args:
             raise TypeError(f"{name}() got multiple values for argument 'size'")
         if size is None:
@@ -288,18 +281,25 @@ class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
         return factory(tuple(size), *fill, dtype=dtype or self.dtype, device=device or self.device,
                        requires_grad=requires_grad)
 
-    def new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False) -> "Tensor":
-        return self._new("new_empty", _C.empty, args, size, dtype=dtype, device=device, requires_grad=requires_grad)
+    def new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False) -> "Tensor":
+        return self._new("new_empty", _C.empty, args, size, dtype=dtype, layout=layout, device=device,
+                         pin_memory=pin_memory, requires_grad=requires_grad)
 
-    def new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad=False) -> "Tensor":
-        return self._new("new_zeros", _C.zeros, args, size, dtype=dtype, device=device, requires_grad=requires_grad)
+    def new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False) -> "Tensor":
+        return self._new("new_zeros", _C.zeros, args, size, dtype=dtype, layout=layout, device=device,
+                         pin_memory=pin_memory, requires_grad=requires_grad)
 
-    def new_ones(self, *args, size=None, dtype=None, device=None, requires_grad=False) -> "Tensor":
-        return self._new("new_ones", _C.ones, args, size, dtype=dtype, device=device, requires_grad=requires_grad)
+    def new_ones(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False) -> "Tensor":
+        return self._new("new_ones", _C.ones, args, size, dtype=dtype, layout=layout, device=device,
+                         pin_memory=pin_memory, requires_grad=requires_grad)
 
-    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False) -> "Tensor":
-        return self._new("new_full", _C.full, (), size, fill_value, dtype=dtype, device=device,
-                         requires_grad=requires_grad)
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False) -> "Tensor":
+        return self._new("new_full", _C.full, (), size, fill_value, dtype=dtype, layout=layout, device=device,
+                         pin_memory=pin_memory, requires_grad=requires_grad)
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False) -> "Tensor":
         if isinstance(data, Tensor):  # PyTorch copies it too, detached

@@ -516,12 +516,6 @@ def _inplace(name: str):
 class TensorSurface:
     """Mixed into Tensor by install()."""
 
-    def cfloat(self):
-        return self.to(_C.complex64)
-
-    def cdouble(self):
-        return self.to(_C.complex128)
-
     def is_neg(self) -> bool:
         return False
 

@@ -52,11 +52,13 @@ def _tell_once() -> None:
 
 
 def compile(model: Optional[Callable] = None, *, fullgraph: bool = False, dynamic: Optional[bool] = None,
-            backend: Any = "inductor", mode: Optional[str] = None, options: Optional[dict] = None,
+            backend: Any = None, mode: Optional[str] = None, options: Optional[dict] = None,
             name: Optional[str] = None, disable: bool = False, recompile_limit: Optional[int] = None,
             isolate_recompiles: bool = False, shapes_spec: Any = None) -> Any:
     """torch.compile's signature and checks; returns a function itself, a module wrapped in an
     OptimizedModule (with disable=True the module itself), or, without model, a decorator."""
+    if backend is None:
+        backend = "inductor"  # PyTorch's default backend (get_default_backend)
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
     if mode not in _MODES:

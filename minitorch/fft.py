@@ -14,10 +14,12 @@ host_fallback.c's round trips; slow, and a TODO for cuFFT).
 """
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Sequence
 
 from . import _C
-from ._checks import _tensors
+from ._checks import _scalar_name, _tensors, _to_out
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn",
            "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift",
@@ -30,6 +32,40 @@ _NONE, _BY_ROOT_N, _BY_N = 0, 1, 2
 def _check_input(name: str, x) -> None:
     """A tensor (on any device: a CUDA tensor's transform runs on the host)."""
     _tensors(name, input=x)
+
+
+def _with_out(fn):
+    """fn with PyTorch's keyword-only out=: the result written into out (resized where its shape
+    differs; any precision of the result's kind: complex for a complex result, floating for a
+    real one), which is returned. The grad refusal names the ATen primitive, as PyTorch's."""
+    # the name PyTorch's messages give: the n-dim entry point for the 2-dim ones and ifftn
+    said = {"fft2": "fftn", "ifft2": "fftn", "ifftn": "fftn"}.get(fn.__name__, fn.__name__.replace("2", "n"))
+
+    @functools.wraps(fn)
+    def with_out(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        if isinstance(out, _C.TensorBase):
+            if result.dtype.is_complex and not out.dtype.is_complex:
+                raise RuntimeError(f"{said} expects a complex output tensor, but got {_scalar_name(out.dtype)}")
+            if not result.dtype.is_complex and not out.dtype.is_floating_point:
+                raise RuntimeError(f"{said} expects a floating point output tensor, but got {_scalar_name(out.dtype)}")
+            if said == "ihfft" and out.dtype != result.dtype:  # PyTorch's ihfft_out takes no other precision
+                raise RuntimeError(f"Found dtype {_scalar_name(out.dtype)} but expected {_scalar_name(result.dtype)}")
+        x = args[0] if args else kwargs.get("input")
+        if not result.dtype.is_complex:
+            primitive = "_fft_c2r"
+        elif x.dtype.is_complex or said in ("fftn", "ihfftn"):
+            primitive = "_fft_c2c"
+        else:
+            primitive = "_fft_r2c"
+        return _to_out(result, out, primitive)
+
+    sig = inspect.signature(fn)
+    with_out.__signature__ = sig.replace(parameters=[*sig.parameters.values(), inspect.Parameter(
+        "out", inspect.Parameter.KEYWORD_ONLY, default=None)])
+    return with_out
 
 
 def _norm_mode(norm: str | None, forward: bool) -> int:
@@ -132,6 +168,7 @@ def _c2r(name, x, n, dim, norm, forward):
     return _C._fft_c2r(x, [d], _norm_mode(norm, forward), size)
 
 
+@_with_out
 def fft(input, n: int | None = None, dim: int = -1, norm: str | None = None):
     """The one-dimensional discrete Fourier transform of input (complex result)."""
     _check_input("fft", input)
@@ -140,6 +177,7 @@ def fft(input, n: int | None = None, dim: int = -1, norm: str | None = None):
     return _r2c("fft", input, n, dim, norm, True, False)
 
 
+@_with_out
 def ifft(input, n: int | None = None, dim: int = -1, norm: str | None = None):
     """The one-dimensional inverse discrete Fourier transform of input."""
     _check_input("ifft", input)
@@ -148,24 +186,28 @@ def ifft(input, n: int | None = None, dim: int = -1, norm: str | None = None):
     return _r2c("ifft", input, n, dim, norm, False, False)
 
 
+@_with_out
 def rfft(input, n: int | None = None, dim: int = -1, norm: str | None = None):
     """The FFT of a real signal: the n // 2 + 1 non-negative frequencies."""
     _check_input("rfft", input)
     return _r2c("rfft", input, n, dim, norm, True, True)
 
 
+@_with_out
 def irfft(input, n: int | None = None, dim: int = -1, norm: str | None = None):
     """The inverse of rfft: a real signal of length n (default 2 * (input.size(dim) - 1))."""
     _check_input("irfft", input)
     return _c2r("irfft", input, n, dim, norm, False)
 
 
+@_with_out
 def hfft(input, n: int | None = None, dim: int = -1, norm: str | None = None):
     """The FFT of a Hermitian-symmetric signal given by its first half: a real result."""
     _check_input("hfft", input)
     return _c2r("hfft", input, n, dim, norm, True)
 
 
+@_with_out
 def ihfft(input, n: int | None = None, dim: int = -1, norm: str | None = None):
     """The inverse of hfft: the one-sided inverse FFT of a real signal."""
     _check_input("ihfft", input)
@@ -209,30 +251,35 @@ def _c2c_n(name, x, s, dim, norm, forward):
     return _C._fft_c2c(x, dims, _norm_mode(norm, forward), forward)
 
 
+@_with_out
 def fftn(input, s=None, dim=None, norm: str | None = None):
     """The N-dimensional discrete Fourier transform over dim (default: all, or the last len(s))."""
     _check_input("fftn", input)
     return _c2c_n("fftn", input, s, dim, norm, True)
 
 
+@_with_out
 def ifftn(input, s=None, dim=None, norm: str | None = None):
     """The N-dimensional inverse discrete Fourier transform."""
     _check_input("ifftn", input)
     return _c2c_n("ifftn", input, s, dim, norm, False)
 
 
+@_with_out
 def fft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """fftn over two dims (default the last two)."""
     _check_input("fft2", input)
     return fftn(input, s, dim, norm)
 
 
+@_with_out
 def ifft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """ifftn over two dims (default the last two)."""
     _check_input("ifft2", input)
     return ifftn(input, s, dim, norm)
 
 
+@_with_out
 def rfftn(input, s=None, dim=None, norm: str | None = None):
     """The N-dimensional FFT of a real signal, one-sided along the last of dim."""
     _check_input("rfftn", input)
@@ -260,6 +307,7 @@ def _c2r_shape(name, x, s, dim):
     return shape, dims, last
 
 
+@_with_out
 def irfftn(input, s=None, dim=None, norm: str | None = None):
     """The inverse of rfftn: a real signal (its last dim of s[-1], default 2 * (size - 1))."""
     _check_input("irfftn", input)
@@ -268,18 +316,21 @@ def irfftn(input, s=None, dim=None, norm: str | None = None):
     return _C._fft_c2r(x, dims, _norm_mode(norm, False), last)
 
 
+@_with_out
 def rfft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """rfftn over two dims (default the last two)."""
     _check_input("rfft2", input)
     return rfftn(input, s, dim, norm)
 
 
+@_with_out
 def irfft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """irfftn over two dims (default the last two)."""
     _check_input("irfft2", input)
     return irfftn(input, s, dim, norm)
 
 
+@_with_out
 def hfftn(input, s=None, dim=None, norm: str | None = None):
     """The N-dimensional FFT of a Hermitian-symmetric signal given by its one-sided half."""
     _check_input("hfftn", input)
@@ -291,6 +342,7 @@ def hfftn(input, s=None, dim=None, norm: str | None = None):
     return _C._fft_c2r(_C.conj_physical(x), dims[-1:], mode, last)
 
 
+@_with_out
 def ihfftn(input, s=None, dim=None, norm: str | None = None):
     """The inverse of hfftn: the one-sided inverse N-dimensional FFT of a real signal."""
     _check_input("ihfftn", input)
@@ -307,12 +359,14 @@ def ihfftn(input, s=None, dim=None, norm: str | None = None):
     return _C._fft_c2c(tmp, dims[:-1], mode, False)
 
 
+@_with_out
 def hfft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """hfftn over two dims (default the last two)."""
     _check_input("hfft2", input)
     return hfftn(input, s, dim, norm)
 
 
+@_with_out
 def ihfft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """ihfftn over two dims (default the last two)."""
     _check_input("ihfft2", input)

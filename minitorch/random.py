@@ -52,13 +52,20 @@ def initial_seed() -> int:
 
 @contextlib.contextmanager
 def fork_rng(devices: Optional[Iterable[Any]] = None, enabled: bool = True, _caller: str = "fork_rng",
-             _devices_kw: str = "devices", device_type: str = "cuda") -> _PyGenerator[None, None, None]:
+             _devices_kw: str = "devices", device_type: Optional[str] = None) -> _PyGenerator[None, None, None]:
     """Restores the CPU generator's state (and the given CUDA devices', all by default) on exit,
-    as torch.random.fork_rng."""
+    as torch.random.fork_rng. device_type None: the current accelerator's, else "cuda" (the CPU's
+    stream is always forked); "meta" forks nothing."""
+    from . import accelerator, cuda
+
+    if device_type == "meta":
+        yield
+        return
+    acc = accelerator.current_accelerator()
+    device_type = device_type or (acc.type if acc is not None else "cuda")
     if not enabled:
         yield
         return
-    from . import cuda
 
     if devices is None:
         devices = range(cuda.device_count()) if device_type == "cuda" else []

@@ -217,7 +217,7 @@ LEGACY_CLASSES = {name: type(name, (TypedStorage,), {"_fixed_dtype": getattr(_C,
                   for name, dtype in _LEGACY.items()}
 
 
-def is_storage(obj) -> bool:
+def is_storage(obj, /) -> bool:
     """Whether obj is a storage (untyped, typed or legacy)."""
     return isinstance(obj, _StorageBase)
 

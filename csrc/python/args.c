@@ -457,7 +457,13 @@ bind(mt_op op, const mt_py_schema *s, PyObject *self, PyObject *const *args, Py_
             int found = numpy ? (by_name >= 0 ? -1 : find_param(s, key, self != NULL, true))
                               : by_name;
             if (found < 0) {
-                if (numpy && by_name < 0) {
+                int option = numpy && by_name < 0 && s->factory
+                                 ? mt_py_factory_option(name, key, kwvals[k])
+                                 : 0;
+                if (option < 0) {
+                    return -1;
+                }
+                if (numpy && by_name < 0 && !option) {
                     PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
                                  name, key);
                     return -1;

@@ -2,7 +2,9 @@
  * core reads it, core/dtype.h) and the default device (one per thread, as PyTorch's
  * set_default_device and `with torch.device(...)`). args.c gives the default device to a
  * factory op called without device=, and tensor() (convert.c) uses it; the stack of `with
- * minitorch.device(...)` blocks is minitorch/_device.py's, which sets the device in force here. */
+ * minitorch.device(...)` blocks is minitorch/_device.py's, which sets the device in force here.
+ * The options every factory takes beside dtype and device (layout=, pin_memory=) are checked here
+ * too, for the factory ops' binding and the factories written in Python alike. */
 #include <string.h>
 
 #include "alloc/allocator.h"
@@ -200,7 +202,113 @@ py_autocast_cache_size(PyObject *m, PyObject *noargs)
     return PyLong_FromLongLong(mt_autocast_cache_size());
 }
 
+/* minitorch's Python object named name (minitorch.strided), a new reference, or NULL. */
+static PyObject *
+minitorch_attr(const char *name)
+{
+    PyObject *mod = PyImport_ImportModule("minitorch");
+    if (mod == NULL) {
+        return NULL;
+    }
+    PyObject *res = PyObject_GetAttrString(mod, name);
+    Py_DECREF(mod);
+    return res;
+}
+
+/* layout=: None or a minitorch.layout; factories here make strided tensors only (PyTorch's
+ * zeros and empty also make a sparse one; minitorch.sparse_coo_tensor does here). */
+static int
+check_layout(const char *op, PyObject *value)
+{
+    int res = -1;
+    if (value == Py_None) {
+        return 0;
+    }
+    PyObject *strided = minitorch_attr("strided"), *layout_type = NULL;
+    if (strided == NULL || (layout_type = minitorch_attr("layout")) == NULL) {
+        goto out;
+    }
+    int is_layout = PyObject_IsInstance(value, layout_type);
+    if (is_layout < 0) {
+        goto out;
+    }
+    if (!is_layout) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'layout' must be minitorch.layout, not %s",
+                     op, Py_TYPE(value)->tp_name);
+    } else if (value != strided) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "%s(): layout=%R is not supported: minitorch's factories make strided tensors "
+                     "(a sparse one comes from minitorch.sparse_coo_tensor)",
+                     op, value);
+    } else {
+        res = 0;
+    }
+out:
+    Py_XDECREF(strided);
+    Py_XDECREF(layout_type);
+    return res;
+}
+
+/* pin_memory=: None or a bool. Page-locked memory needs an accelerator: without one PyTorch's
+ * RuntimeError; with one the tensor is made as Tensor.pin_memory() makes it (host memory). */
+static int
+check_pin_memory(const char *op, PyObject *value)
+{
+    if (value == Py_None || value == Py_False) {
+        return 0;
+    }
+    if (!PyBool_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'pin_memory' must be bool, not %s", op,
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    PyObject *cuda = minitorch_attr("cuda"), *avail = NULL;
+    if (cuda == NULL || (avail = PyObject_CallMethod(cuda, "is_available", NULL)) == NULL) {
+        Py_XDECREF(cuda);
+        return -1;
+    }
+    int yes = PyObject_IsTrue(avail);
+    Py_DECREF(avail);
+    Py_DECREF(cuda);
+    if (yes == 0) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "pin_memory=True requires a CUDA or other accelerator backend; no pinned "
+                        "memory allocator is available on this system.");
+    }
+    return yes == 1 ? 0 : -1;
+}
+
+int
+mt_py_factory_option(const char *op, PyObject *key, PyObject *value)
+{
+    if (PyUnicode_CompareWithASCIIString(key, "layout") == 0) {
+        return check_layout(op, value) < 0 ? -1 : 1;
+    }
+    if (PyUnicode_CompareWithASCIIString(key, "pin_memory") == 0) {
+        return check_pin_memory(op, value) < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
+/* _C._factory_options(op, layout, pin_memory): the same checks for the factories written in
+ * Python (new_*, *_like), so each rule is stated once. */
+static PyObject *
+py_factory_options(PyObject *m, PyObject *args)
+{
+    const char *op;
+    PyObject *layout, *pin_memory;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "sOO", &op, &layout, &pin_memory)) {
+        return NULL;
+    }
+    if (check_layout(op, layout) < 0 || check_pin_memory(op, pin_memory) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 PyMethodDef mt_py_defaults_functions[] = {
+    {"_factory_options", py_factory_options, METH_VARARGS, "checks layout= and pin_memory="},
     {"_autocast_state", py_autocast_state, METH_O,
      "(device type: 0 cpu, 1 cuda) -> (enabled, dtype): this thread's autocast for it."},
     {"_set_autocast_state", py_set_autocast_state, METH_VARARGS,

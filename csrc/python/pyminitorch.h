@@ -190,6 +190,9 @@ int mt_py_out_begin(mt_op op, const char *name, int index, PyObject *obj, bool f
 int mt_py_out_finish(mt_op op, const char *name, mt_args *a, const mt_py_outs *outs);
 /* The default device of factories (defaults.c): false where none is set (the CPU). */
 bool mt_py_default_device(mt_device *out);
+/* A factory's keyword key=value that no schema slot holds (layout=, pin_memory=): 1 when it is
+ * one, checked; 0 when it is not; -1 with an exception set when its value is refused. */
+int mt_py_factory_option(const char *op, PyObject *key, PyObject *value);
 extern PyMethodDef mt_py_defaults_functions[];
 /* set_num_threads and its kin (threads.c) */
 extern PyMethodDef mt_py_threads_functions[];

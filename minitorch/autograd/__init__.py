@@ -17,6 +17,19 @@ from .function import Function  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from .._legacy import Variable  # noqa: F401
+from ..overrides import handle_torch_function, has_torch_function, is_tensor_like  # noqa: F401
+from ..profiler import ProfilerActivity  # noqa: F401
+
+
+def kineto_available() -> bool:
+    """Whether the profiler is Kineto (PyTorch's, with CUPTI): minitorch's records its own events."""
+    return False
+
+
+def is_view_replay_enabled() -> bool:
+    """Whether autograd replays a view chain to rebuild a view (torch's off by default; minitorch
+    rebuilds views from their base's as_strided, never by replay)."""
+    return False
 
 _TensorOrTensors = Union["_C.TensorBase", Sequence["_C.TensorBase"]]
 
@@ -39,9 +52,16 @@ def _grads_for(outputs, grad_outputs):
 
 def backward(tensors: _TensorOrTensors, grad_tensors: Optional[_TensorOrTensors] = None,
              retain_graph: Optional[bool] = None, create_graph: bool = False,
-             inputs: Optional[_TensorOrTensors] = None) -> None:
+             grad_variables: Optional[_TensorOrTensors] = None, inputs: Optional[_TensorOrTensors] = None) -> None:
     """Accumulates into each leaf's .grad the gradient of tensors (weighted by grad_tensors); with
-    inputs, into the .grad of those tensors only (leaves or not), the rest of the graph untouched."""
+    inputs, into the .grad of those tensors only (leaves or not), the rest of the graph untouched.
+    grad_variables is grad_tensors's old name, taken with PyTorch's warning."""
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                               "`backward()`. Please only use `grad_tensors`.")
+        grad_tensors = grad_variables
     tensors = _as_tuple(tensors)
     grads = _grads_for(tensors, grad_tensors)
     if retain_graph is None:
@@ -79,11 +99,33 @@ def _accumulate(x, g, create_graph: bool) -> None:
         _run_post_accumulate_hooks(hooks, x)
 
 
+def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads):
+    """grad() for each vector along the first dim of grads, the results stacked along it."""
+    from .. import stack
+
+    sizes = {g.shape[0] if g.dim() else None for g in grads if g is not None}
+    if None in sizes or len(sizes) != 1:
+        raise RuntimeError("grad(is_grads_batched=True): each grad_output needs a batch dim, of one size for all, "
+                           f"got sizes {sorted(map(str, sizes))}")
+    n = sizes.pop()
+    each = [grad(outputs, inputs, [None if g is None else g[b] for g in grads], retain_graph=retain_graph or b < n - 1,
+                 create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+            for b in range(n)]
+    return tuple(None if each[0][k] is None else stack([r[k] for r in each]) for k in range(len(inputs)))
+
+
 def grad(outputs: _TensorOrTensors, inputs: _TensorOrTensors,
          grad_outputs: Optional[_TensorOrTensors] = None, retain_graph: Optional[bool] = None,
-         create_graph: bool = False, allow_unused: Optional[bool] = None,
-         materialize_grads: bool = False) -> Tuple[Optional["_C.TensorBase"], ...]:
-    """The gradients of outputs with respect to inputs, returned rather than accumulated."""
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: Optional[bool] = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> Tuple[Optional["_C.TensorBase"], ...]:
+    """The gradients of outputs with respect to inputs, returned rather than accumulated.
+    is_grads_batched: the first dim of each grad_output is a batch of vectors, and each result has
+    it too (PyTorch vmaps the backward pass; here it runs once per vector, the graph kept until
+    the last). only_inputs is PyTorch's deprecated switch, ignored with its warning."""
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.",
+                      FutureWarning, stacklevel=2)
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if not inputs:
@@ -91,6 +133,8 @@ def grad(outputs: _TensorOrTensors, inputs: _TensorOrTensors,
     grads = _grads_for(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
     result = graph._run_backward(outputs, grads, bool(retain_graph), bool(create_graph), inputs)
     if materialize_grads:
         allow_unused = True

@@ -149,6 +149,51 @@ mps = _module("mps", "Apple's Metal (torch.backends.mps): not in minitorch.",
 mkldnn = _module("mkldnn", "oneDNN (torch.backends.mkldnn): not in minitorch.", enabled=True,
                  is_available=lambda: False)
 mkl = _module("mkl", "Intel MKL (torch.backends.mkl): minitorch uses OpenBLAS.", is_available=lambda: False)
+kleidiai = _module("kleidiai", "Arm's KleidiAI kernels (torch.backends.kleidiai): not in minitorch.",
+                   is_available=lambda: False)
+cusparselt = _module("cusparselt", "cuSPARSELt (torch.backends.cusparselt): not in minitorch.",
+                     is_available=lambda: False, version=lambda: None, get_max_alg_id=lambda: None)
+miopen = _module("miopen", "AMD's MIOpen (torch.backends.miopen): not in minitorch.")
+
+
+class _MklVerbose:
+    """torch.backends.mkl.verbose(level): MKL's on-demand verbose messages in a block. Without
+    MKL, as PyTorch built without it, VERBOSE_ON fails on entering; VERBOSE_OFF does nothing."""
+
+    def __init__(self, enable):
+        self.enable = enable
+
+    def __enter__(self):
+        if self.enable == mkl.VERBOSE_OFF:
+            return None
+        raise AssertionError("Failed to set MKL into verbose mode. Please consider to disable this verbose scope.")
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        return False
+
+
+mkl.__dict__.update(VERBOSE_OFF=0, VERBOSE_ON=1, verbose=_MklVerbose)
+_nnpack_enabled = [True]  # PyTorch's default: NNPACK allowed where built (it is not, here)
+
+
+def _nnpack_set_flags(_enabled):
+    """Sets whether NNPACK may be used (no convolution here uses it); returns the old setting."""
+    before = (_nnpack_enabled[0],)
+    _nnpack_enabled[0] = bool(_enabled)
+    return before
+
+
+@contextlib.contextmanager
+def _nnpack_flags(enabled=False):
+    before = _nnpack_set_flags(enabled)
+    try:
+        yield
+    finally:
+        _nnpack_set_flags(before[0])
+
+
+nnpack = _module("nnpack", "NNPACK (torch.backends.nnpack): not in minitorch; its switch is kept.",
+                 is_available=lambda: False, set_flags=_nnpack_set_flags, flags=_nnpack_flags)
 openmp = _module("openmp", "OpenMP (torch.backends.openmp): minitorch's CPU loops use it.",
                  is_available=lambda: True)
 
@@ -277,6 +322,26 @@ opt_einsum.__dict__.update(is_available=lambda: _opt_einsum_package is not None,
                            enabled=_opt_einsum_package is not None,
                            strategy="auto" if _opt_einsum_package is not None else None)
 sys.modules[opt_einsum.__name__] = opt_einsum
+
+
+# ---- mha: the fast path of nn.MultiheadAttention and nn.TransformerEncoder ------------------
+
+_mha_fastpath = [True]
+
+
+def _get_fastpath_enabled() -> bool:
+    """Whether MultiheadAttention and TransformerEncoder(Layer) may take PyTorch's fused fast path
+    in inference. minitorch has one path, so the switch changes no result here; it is kept, and
+    read back, for the scripts that set it."""
+    return _mha_fastpath[0]
+
+
+def _set_fastpath_enabled(value: bool) -> None:
+    _mha_fastpath[0] = value
+
+
+mha = _module("mha", "The switch of MultiheadAttention's fast path (torch.backends.mha).",
+              get_fastpath_enabled=_get_fastpath_enabled, set_fastpath_enabled=_set_fastpath_enabled)
 
 
 def set_float32_matmul_precision(precision: str) -> None:

@@ -158,5 +158,9 @@ class UninitializedBuffer(UninitializedTensorMixin, minitorch.Tensor):
 
     cls_to_become = minitorch.Tensor
 
-    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> "UninitializedBuffer":
-        return _C.TensorBase._make_subclass(cls, minitorch.empty(0, device=device, dtype=dtype), requires_grad)
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                persistent: bool = True) -> "UninitializedBuffer":
+        t = _C.TensorBase._make_subclass(cls, minitorch.empty(0, device=device, dtype=dtype), requires_grad)
+        t.persistent = persistent  # a Buffer, as PyTorch's: assigned to a module, it registers as one
+        t._is_buffer = True
+        return t

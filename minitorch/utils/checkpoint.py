@@ -33,7 +33,8 @@ from .._grad_mode import enable_grad, no_grad
 from ..autograd.function import Function
 
 __all__ = ["CheckpointError", "CheckpointPolicy", "checkpoint", "checkpoint_sequential",
-           "create_selective_checkpoint_contexts", "detach_variable", "set_checkpoint_early_stop"]
+           "create_selective_checkpoint_contexts", "detach_variable", "set_checkpoint_early_stop", "DefaultDeviceType",
+           "check_backward_validity", "get_device_states", "set_device_states", "noop_context_fn"]
 
 _early_stop = True  # set_checkpoint_early_stop's flag (a recomputation here always runs to the end)
 
@@ -126,6 +127,62 @@ def _replace(obj, it):
     if isinstance(obj, dict):
         return {k: _replace(v, it) for k, v in obj.items()}
     return obj
+
+
+class DefaultDeviceType:
+    """The device type whose random states checkpointing keeps when no tensor argument is on an
+    accelerator (torch.utils.checkpoint.DefaultDeviceType): set, else the current accelerator's
+    (where one is usable), else "cpu"."""
+
+    _default_device_type: "str | None" = None
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        if not DefaultDeviceType._default_device_type:
+            from .. import accelerator
+
+            acc = accelerator.current_accelerator(True)
+            DefaultDeviceType._default_device_type = acc.type if acc is not None else "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """PyTorch's warning when no tensor among inputs requires grad (the reentrant checkpoint's)."""
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, _C.TensorBase)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+
+
+def get_device_states(*args) -> Tuple[list, list]:
+    """(device indices, random states): one of each per tensor among args (nested in lists, tuples
+    and dicts) on a CUDA device, as the reversible networks that recompute with the same dropout
+    masks save them."""
+    from .. import cuda
+
+    ids = [t.get_device() for t in _flatten(args, []) if t.device.type not in ("cpu", "meta")]
+    return ids, [cuda.get_rng_state(d) for d in ids]
+
+
+def set_device_states(devices, states, *, device_type=None) -> None:
+    """Restores the random state of each device (get_device_states's pair) on device_type's
+    devices (default DefaultDeviceType.get_device_type(); "meta" has none)."""
+    from .. import get_device_module
+
+    if device_type is None:
+        device_type = DefaultDeviceType.get_device_type()
+    if device_type == "meta":
+        return
+    module = get_device_module(device_type)
+    for device, state in zip(devices, states):
+        module.set_rng_state(state, device)
+
+
+def noop_context_fn():
+    """The context_fn checkpoint uses by default: two contexts that do nothing."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 class _RngState:
@@ -235,12 +292,6 @@ def _meta(t) -> tuple:
     return tuple(t.shape), t.dtype, t.device
 
 
-def _noop_contexts():
-    import contextlib
-
-    return contextlib.nullcontext(), contextlib.nullcontext()
-
-
 def _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs):
     from .. import random
     from ..autograd.graph import saved_tensors_hooks
@@ -263,7 +314,7 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs):
             raise CheckpointError("torch.utils.checkpoint: unpack is called on a tensor saved during the "
                                   "recomputation, which is not supported")
 
-        _, recompute_context = (context_fn or _noop_contexts)()
+        _, recompute_context = (context_fn or noop_context_fn)()
         with random.fork_rng(devices=rng.devices if rng else [], enabled=rng is not None):
             if rng is not None:
                 rng.restore()
@@ -288,7 +339,7 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs):
             recompute()
         return recomputed.pop(holder.index)
 
-    forward_context, _ = (context_fn or _noop_contexts)()
+    forward_context, _ = (context_fn or noop_context_fn)()
     with forward_context, saved_tensors_hooks(pack, unpack):
         return function(*args, **kwargs)
 

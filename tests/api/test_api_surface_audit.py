@@ -1,6 +1,6 @@
 """The public names the API audit found missing and that minitorch now has (tests/api/api_audit.py's
 missing_public_names over torch, torch.Tensor, torch.nn, torch.nn.functional, torch.linalg and
-torch.optim): none of them may go missing again, and each is a public name of PyTorch's."""
+torch.optim; tools/api_gap.py's over torch.autograd, torch.func and torch.backends): none of them may go missing again, and each is a public name of PyTorch's."""
 import pytest
 
 import minitorch
@@ -22,7 +22,8 @@ ADDED = {
          "slice_inverse", "resize_as_sparse_", "quantized_max_pool1d", "quantized_max_pool2d",
          "quantized_max_pool3d", "empty_quantized", "quantized_batch_norm", "batch_norm_update_stats",
          "fused_moving_avg_obs_fake_quant", "native_norm", "choose_qparams_optimized", "PRIVATE_OPS", "classproperty",
-         "get_file_path", "prepare_multiprocessing_environment", "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12"],
+         "get_file_path", "prepare_multiprocessing_environment", "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12",
+         "SymInt", "SymFloat", "SymBool", "cudnn_is_acceptable"],
     "Tensor": ["is_mps", "is_xpu", "is_ipu", "is_mtia", "is_maia", "is_vulkan", "is_xla", "volatile", "is_set_to",
                "dequantize", "module_load",
                "hash_tensor", "map2_", "is_distributed", "sparse_dim", "dense_dim", "indices", "values", "coalesce",
@@ -35,6 +36,12 @@ ADDED = {
                       "handle_torch_function", "linear_cross_entropy", "conv_tbc", "grouped_mm",
                       "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "DType", "BroadcastingList1",
                       "BroadcastingList2", "BroadcastingList3", "assert_int_or_pair", "boolean_dispatch"],
+    "autograd": ["is_tensor_like", "has_torch_function", "handle_torch_function", "ProfilerActivity",
+                 "kineto_available", "is_view_replay_enabled"],
+    "func": ["debug_unwrap"],
+    "backends.mha": ["get_fastpath_enabled", "set_fastpath_enabled"],
+    "backends.mkl": ["VERBOSE_OFF", "VERBOSE_ON", "verbose"],
+    "backends.nnpack": ["is_available", "flags", "set_flags"],
 }
 
 

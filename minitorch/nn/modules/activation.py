@@ -499,6 +499,7 @@ class MultiheadAttention(Module):
         words, or ''. Only a nested input depends on it: it is the one path that takes one."""
         params = (self.in_proj_weight, self.in_proj_bias, self.out_proj.weight, self.out_proj.bias)
         checks = (
+            (not minitorch.backends.mha.get_fastpath_enabled(), "torch.backends.mha.get_fastpath_enabled() was not True"),
             (query.dim() != 3, f"input not batched; expected query.dim() of 3 but got {query.dim()}"),
             (query is not key or key is not value,
              "non-self attention was used (query, key, and value are not the same Tensor)"),

@@ -167,6 +167,8 @@ class TransformerEncoder(Module):
     def _takes_nested_path(self, src: Tensor, mask: Optional[Tensor], padding: Optional[Tensor]) -> bool:
         """Whether PyTorch's encoder would turn src into a nested tensor (its conditions, in order)."""
         first = self.layers[0]
+        if not minitorch.backends.mha.get_fastpath_enabled():
+            return False
         if not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3 or padding is None:
             return False
         valid = padding == 0

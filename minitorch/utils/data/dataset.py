@@ -177,7 +177,7 @@ def _fractions_to_lengths(n: int, fractions: Sequence[float]) -> List[int]:
 
 
 def random_split(dataset: Dataset[T], lengths: Sequence[Union[int, float]],
-                 generator: Optional[Any] = None) -> List[Subset[T]]:
+                 generator: Optional[Any] = _rng.minitorch.default_generator) -> List[Subset[T]]:
     """Splits dataset into non-overlapping Subsets of the given lengths, or of the given fractions
     of len(dataset), over one random permutation (from generator, else the default generator)."""
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
