@@ -94,11 +94,12 @@ def test_regression_example():
 
 def test_regression_example_whole_log_from_a_seed_that_stops_at_the_same_batch():
     """Seed 1's run stops at the same batch under both libraries: the whole log is compared, the
-    first 200 losses as closely as everywhere, the rest within 1e-3: float32 rounding differences
+    first 200 losses as closely as everywhere, the rest within 1e-2: float32 rounding differences
     compound over the steps (the x^4 features reach ~100), and how far they get by step ~280
-    depends on the BLAS build (scipy-openblas32 0.3.34 moved step 283 by 2.6e-4 relative)."""
+    depends on the BLAS build and the kernels it picks for the CPU (scipy-openblas32 0.3.34 moved
+    step 283 by 2.6e-4 relative; on an AVX-512 FP16 machine steps 220-256 differ by up to 4e-3)."""
     ref, got = run_both(regression_main, seed=1, compared=None)
     assert len(got["losses"]) == got["own"]["batches"] == len(ref["losses"]) > 200
     head = {**got, "losses": got["losses"][:200]}
     assert_same_results(head, {**ref, "losses": ref["losses"][:200]}, rtol=RTOL, atol=ATOL)
-    np.testing.assert_allclose(got["losses"][200:], ref["losses"][200:], rtol=1e-3, atol=ATOL)
+    np.testing.assert_allclose(got["losses"][200:], ref["losses"][200:], rtol=1e-2, atol=ATOL)
