@@ -100,32 +100,35 @@ SUM_LOOP(sum_i64, int64_t, int64_t)
 RUN_SUM_LOOP(sum_f32, double, float, x, RUN_CASCADE_f32)
 RUN_SUM_LOOP(sum_f64, double, double, x, RUN_CASCADE_f64)
 static const mt_loop_fn sum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, sum_f32, sum_f64};
-/* The rows loops of the float sums: rows shorter than `short_row` go together to reduce_rows.c
- * (a row a call of the cascade, one vector and a fold of its lanes, took 1.3x PyTorch's time on
- * rows of 16, 1.5-1.9x on rows of 24-100 floats), longer ones each to the cascade (sum_f32_rows).
- * Doubles from 32 on: there a row's own cascade was as fast as a tile, and faster. */
-#define SUM_ROWS_TILED(S, T, E, short_row)                                                      \
-    static void sum_##S##_rows_tiled(char **data, const int64_t *strides, int64_t n, void *ctx) \
-    {                                                                                           \
-        const int64_t cols = ((const reduce_ctx *)ctx)->cols;                                   \
-        if (cols >= (short_row)) {                                                              \
-            sum_##S##_rows(data, strides, n, ctx);                                              \
-            return;                                                                             \
-        }                                                                                       \
-        mt_cpu_row_sums(E, (double *)data[0], strides[0] / (int64_t)sizeof(double), data[1], n, \
-                        cols, strides[1] / (int64_t)sizeof(T));                                 \
+/* The rows loops of the float sums and nansums: rows shorter than MT_ROW_VECTORS_MAX go together
+ * to reduce_rows.c (a row a call of the cascade, one vector and a fold of its lanes, took 1.3x
+ * PyTorch's time on rows of 16, 1.5-1.9x on float32 rows of 24-100; nansum 2.8-3.9x on rows of
+ * 50-100), longer ones each to the cascade (sum_f32_rows). */
+#define SUM_ROWS_TILED(name, S, T, E, skip_nan)                                                    \
+    static void name##_##S##_rows_tiled(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                              \
+        const int64_t cols = ((const reduce_ctx *)ctx)->cols;                                      \
+        if (cols >= MT_ROW_VECTORS_MAX) {                                                          \
+            name##_##S##_rows(data, strides, n, ctx);                                              \
+            return;                                                                                \
+        }                                                                                          \
+        mt_cpu_row_sums(E, skip_nan, (double *)data[0], strides[0] / (int64_t)sizeof(double),      \
+                        data[1], n, cols, strides[1] / (int64_t)sizeof(T));                        \
     }
-SUM_ROWS_TILED(f32, float, MT_FLOAT32, MT_ROW_VECTORS_MAX)
-SUM_ROWS_TILED(f64, double, MT_FLOAT64, 32)
+SUM_ROWS_TILED(sum, f32, float, MT_FLOAT32, false)
+SUM_ROWS_TILED(sum, f64, double, MT_FLOAT64, false)
 static const mt_loop_fn sum_rows_loops[MT_NUM_DTYPES] = {sum_b8_rows, sum_i32_rows, sum_i64_rows,
                                                          sum_f32_rows_tiled, sum_f64_rows_tiled};
 /* nansum: floats skip their NaNs (x == x only when x is no NaN); integers have none */
 RUN_SUM_LOOP(nansum_f32, double, float, x == x ? x : 0, RUN_NAN_CASCADE_f32)
 RUN_SUM_LOOP(nansum_f64, double, double, x == x ? x : 0, RUN_NAN_CASCADE_f64)
+SUM_ROWS_TILED(nansum, f32, float, MT_FLOAT32, true)
+SUM_ROWS_TILED(nansum, f64, double, MT_FLOAT64, true)
 static const mt_loop_fn nansum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, nansum_f32,
                                                        nansum_f64};
 static const mt_loop_fn nansum_rows_loops[MT_NUM_DTYPES] = {sum_b8_rows, sum_i32_rows, sum_i64_rows,
-                                                            nansum_f32_rows, nansum_f64_rows};
+                                                            nansum_f32_rows_tiled,
+                                                            nansum_f64_rows_tiled};
 /* nansum of floats into an integer (or bool) dtype, as PyTorch's: each element converted to
  * that dtype first, its NaNs skipped before (they have no integer value). A term is what a cast
  * to the result's dtype makes of the element (loops.h's MT_ST_: toward zero; out of range, an
