@@ -51,7 +51,8 @@ mt_status mt_cpu_amax_acc(mt_tensor *self, const bool *reduce, mt_dtype dt, mt_t
 /* Runs loop over it, whose operand 0 is acc, a float64 accumulator of zeros, on the iterator's
  * threads; threads that split a reduced dim sum into copies of acc, added in after. */
 mt_status mt_cpu_run_sum(const mt_iter *it, mt_tensor *acc, mt_loop_fn loop);
-/* acc's float64 elements v = fn(v, arg), in place. */
+/* acc's float64 elements v = fn(v, arg), in place; v = v / n. */
 void mt_cpu_map_double(mt_tensor *acc, double (*fn)(double, double), double arg);
+void mt_cpu_divide_double(mt_tensor *acc, double n);
 
 #endif
