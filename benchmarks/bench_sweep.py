@@ -31,7 +31,8 @@ CASES = {
  "argmax dim1": lambda l, d: d["A"].argmax(1),
  "max dim0": lambda l, d: d["A"].max(0),
  "amax dim1": lambda l, d: d["A"].amax(1),
- # many short rows (issue 21): 64k rows of 16 floats, 40k of 24, 20k of 50 and of 100, reduced
+ # many short rows (issue 21): 64k rows of 16 floats, 40k of 24, 20k of 50 and of 100 (with NaN for
+ # nansum; 20k of 50 doubles), reduced
  # along the row (the last dim), and (4096, 16, 16) along its middle dim
  "sum rows16": lambda l, d: d["S16"].sum(1),
  "sum rows50": lambda l, d: d["S50"].sum(1),
@@ -39,6 +40,10 @@ CASES = {
  "sum rows100": lambda l, d: d["S100"].sum(-1),
  "mean rows100": lambda l, d: d["S100"].mean(-1),
  "mean rows16": lambda l, d: d["S16"].mean(-1),
+ "nansum rows50": lambda l, d: l.nansum(d["S50N"], 1),
+ "nansum rows100": lambda l, d: l.nansum(d["S100N"], -1),
+ "sum rows50 f64": lambda l, d: d["S50D"].sum(1),
+ "nansum rows50 f64": lambda l, d: l.nansum(d["S50D"], 1),
  "amax rows16": lambda l, d: d["S16"].amax(1),
  "amax rows50": lambda l, d: d["S50"].amax(1),
  "amin rows50": lambda l, d: d["S50"].amin(1),
@@ -250,6 +255,10 @@ NUMPY = {
     "sum rows100": lambda d: d["S100"].sum(-1),
     "mean rows100": lambda d: d["S100"].mean(-1),
     "mean rows16": lambda d: d["S16"].mean(-1),
+    "nansum rows50": lambda d: np.nansum(d["S50N"], 1),
+    "nansum rows100": lambda d: np.nansum(d["S100N"], -1),
+    "sum rows50 f64": lambda d: d["S50D"].sum(1),
+    "nansum rows50 f64": lambda d: np.nansum(d["S50D"], 1),
     "amax rows16": lambda d: d["S16"].max(1),
     "amax rows50": lambda d: d["S50"].max(1),
     "amin rows50": lambda d: d["S50"].min(1),
@@ -337,6 +346,9 @@ def data(lib, seed=0):
     arrays["S50"] = rng.standard_normal((20000, 50)).astype(np.float32)
     arrays["S24"] = rng.standard_normal((40000, 24)).astype(np.float32)
     arrays["S100"] = rng.standard_normal((20000, 100)).astype(np.float32)
+    arrays["S50N"], arrays["S100N"] = arrays["S50"].copy(), arrays["S100"].copy()
+    arrays["S50N"][:, ::13], arrays["S100N"][::7, 3] = np.nan, np.nan  # nansum's rows
+    arrays["S50D"] = rng.standard_normal((20000, 50))  # float64 rows
     arrays["D"] = rng.standard_normal(1 << 20)  # float64
     return arrays if lib is None else {k: lib.tensor(v) for k, v in arrays.items()}
 

@@ -107,12 +107,6 @@ about(mt_tensor *x, mt_tensor *centre, mt_loop_fn loop, mt_tensor **acc)
 }
 
 static double
-divide(double x, double n)
-{
-    return x / n;
-}
-
-static double
 square_root(double x, double unused)
 {
     (void)unused;
@@ -138,7 +132,7 @@ mt_cpu_moment(mt_args *a)
         goto out_release;
     }
     double dof = (double)count - correction;
-    mt_cpu_map_double(acc, divide, dof > 0 ? dof : 0.0);
+    mt_cpu_divide_double(acc, dof > 0 ? dof : 0.0);
     if (root_it) {
         mt_cpu_map_double(acc, square_root, 0);
     }

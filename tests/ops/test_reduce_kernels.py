@@ -133,6 +133,58 @@ def test_many_rows_by_vectors_nan_inf_and_empty(threads, n):
     check(lambda m, x: x.mean(-1), lambda x: x.mean(-1), [np.ones((3, n), np.float32)])
 
 
+# the same kernel for float64 (8 doubles a vector: lengths around 8, 16 and 24) and for nansum
+# (the NaN lanes cleared before the adds), both dtypes; 8-15 floats go through a tile
+ROWS_BY_VECTORS_F64 = (5, 7, 8, 9, 12, 15, 16, 17, 24, 25, 50, 100, 511, 512)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", sorted(set(ROWS_BY_VECTORS + ROWS_BY_VECTORS_F64)))
+def test_sum_nansum_of_many_rows_by_vectors_both_dtypes(threads, dtype, n):
+    # 37 rows: whole blocks of 16 (8) rows and a partial one; contiguous rows and slices of wider
+    # rows (row i at 7 + i * (n + 7)); NaN in the first and the last element, in the lane before
+    # the last vector's (counted in that vector's masked lanes only when n is no multiple of the
+    # vector), in every 5th element, a row of NaN only, infinities (inf - inf: nansum's NaN)
+    lanes = 16 if dtype == "float32" else 8
+    a = (rng(n).standard_normal((37, n + 7)) + 0.25).astype(dtype)
+    b = a[:, :n].copy()
+    b[0, n - 1], b[1, 0], b[2, max(n - lanes - 1, 0)] = np.nan, np.nan, np.nan
+    b[3, ::5], b[4, :] = np.nan, np.nan
+    b[20, n // 2], b[21, 0], b[21, n - 1] = np.inf, -np.inf, np.inf
+    b[36, n - 1] = np.nan
+    wide = a.copy()
+    wide[:, 7:] = b
+    with np.errstate(invalid="ignore"):
+        for layout in ("contiguous", "transposed"):
+            check(lambda m, x: x.nansum(-1), lambda x: np.nansum(x, -1), [b], layout=layout, **TOL)
+            check(lambda m, x: x.sum(-1), lambda x: x.sum(-1), [a[:, :n].copy()], layout=layout, **TOL)
+        check(lambda m, x: x[:, 7:].nansum(1), lambda x: np.nansum(x[:, 7:], 1), [wide], **TOL)
+        check(lambda m, x: x[:, 7:].sum(1), lambda x: x[:, 7:].sum(1), [a], **TOL)
+        check(lambda m, x: x[:, :n].mean(-1), lambda x: x[:, :n].mean(-1), [a], **TOL)
+        check(lambda m, x: m.nanmean(x, -1), lambda x: np.nanmean(x, -1), [b[5:20]], **TOL)
+        same_as_torch(lambda m, x: x.nansum(-1), [b], grad=False, **TOL)
+        same_as_torch(lambda m, x: x.sum(-1), [b], grad=False, **TOL)  # NaN and inf as PyTorch's
+    got = as_numpy(minitorch.from_numpy(b).nansum(-1))
+    assert np.isnan(got[21]) and got[4] == 0 and np.isinf(got[20])
+    # no less accurate than PyTorch against float64 (float64 rows: an ulp of float64)
+    finite = np.delete(np.arange(37), [20, 21])
+    for fn, src in ((lambda m, x: x.nansum(-1), b[finite]), (lambda m, x: x.sum(-1), a[finite, :n])):
+        src = src.copy()
+        ref = np.nansum(src.astype(np.float64), -1)
+        ours = max_error(as_numpy(fn(minitorch, minitorch.from_numpy(src))), ref)
+        theirs = max_error(fn(torch, torch.from_numpy(src)).double().numpy(), ref)
+        assert ours <= 2 * theirs + float(np.max(np.spacing(np.abs(ref).astype(dtype)))), (ours, theirs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nansum_rows_by_vectors_gradients(threads, dtype):
+    a = rng(5).standard_normal((19, 37)).astype(dtype)
+    a[2, 3], a[7, 36] = np.nan, np.nan
+    for layout in LAYOUTS:
+        same_as_torch(lambda m, x: x.nansum(1), [a], layout=layout, **TOL)
+        same_as_torch(lambda m, x: m.nanmean(x, -1), [a], layout=layout, **TOL)
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_sum_mean_nansum_gradients(threads, layout):
     a = rng().standard_normal((3, 130))
