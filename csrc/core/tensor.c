@@ -66,6 +66,8 @@ mt_storage_wrap(void *data, size_t nbytes, mt_device dev, mt_allocator *allocato
     atomic_init(&s->version.value, 0);
     atomic_init(&s->version.refcount, 1);
     s->version.home = s;
+    atomic_init(&s->writes, 0);
+    atomic_init(&s->derived, NULL);
     *out = s;
     return MT_OK;
 }
@@ -107,6 +109,10 @@ mt_storage_release(mt_storage *s)
 {
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) {
         return;
+    }
+    mt_derived *d = atomic_exchange(&s->derived, NULL);
+    if (d) {
+        d->release(d);
     }
     s->allocator->free(s->allocator, s->data, s->nbytes, s->ctx);
     atomic_fetch_sub_explicit(&live_storages, 1, memory_order_relaxed);

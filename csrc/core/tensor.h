@@ -34,6 +34,12 @@ typedef struct mt_version {
     struct mt_storage *home; /* the storage that embeds it, or NULL (malloc'ed alone) */
 } mt_version;
 
+/* Something a kernel derived from a storage's contents and keeps with it for its next call
+ * (conv_winograd.c's transformed weight): released with the storage's memory. */
+typedef struct mt_derived {
+    void (*release)(struct mt_derived *d);
+} mt_derived;
+
 typedef struct mt_storage {
     atomic_long refcount;
     void *data;
@@ -42,6 +48,10 @@ typedef struct mt_storage {
     void *ctx;               /* the allocator's per-block context */
     mt_device device;
     mt_version version; /* the first counter of the tensors made on this storage */
+    /* in-place writes through any tensor on it, whichever version counter each bumped (`.data`
+     * has one of its own): what a derived block's validity is checked against */
+    atomic_long writes;
+    _Atomic(mt_derived *) derived; /* NULL, or one block; taken with an atomic exchange */
 } mt_storage;
 
 typedef struct mt_tensor {
@@ -182,6 +192,7 @@ static inline void
 mt_tensor_bump_version(mt_tensor *t)
 {
     atomic_fetch_add_explicit(&t->version->value, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->storage->writes, 1, memory_order_relaxed);
 }
 static inline long
 mt_tensor_version(const mt_tensor *t)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cblas.h>
+#include <omp.h>
 
 #include "cpu/blas.h"
 #include "cpu/copy.h"
@@ -39,13 +40,36 @@ mt_cpu_lib_exit(void)
     }
 }
 
+/* Inside one of our parallel regions a gemm runs on the calling thread alone. A plain
+ * cblas_sgemm there splits itself into OpenBLAS's jobs, which wait on one another for their
+ * packed panels, and the threads callback's nested region (threads.c) runs them one after
+ * another on this one thread: it hung. OpenBLAS's strided batch (0.3.31 on) runs each product of
+ * a batch whole as one job, so a batch of one is one job, which the callback runs here; the thread
+ * count the rest of the program sees (openblas_set_num_threads) stays as it is. */
+static void
+gemm_on_this_thread(mt_dtype dt, enum CBLAS_TRANSPOSE at, enum CBLAS_TRANSPOSE bt, int m, int n,
+                    int k, double alpha, const void *a, int lda, const void *b, int ldb,
+                    double beta, void *c, int ldc)
+{
+    if (dt == MT_FLOAT32) {
+        MT_CBLAS(sgemm_batch_strided)(CblasRowMajor, at, bt, m, n, k, (float)alpha,
+                                      (const float *)a, lda, 0, (const float *)b, ldb, 0,
+                                      (float)beta, (float *)c, ldc, 0, 1);
+    } else {
+        MT_CBLAS(dgemm_batch_strided)(CblasRowMajor, at, bt, m, n, k, alpha, (const double *)a, lda,
+                                      0, (const double *)b, ldb, 0, beta, (double *)c, ldc, 0, 1);
+    }
+}
+
 void
 mt_cpu_gemm_raw(mt_dtype dt, bool ta, bool tb, int m, int n, int k, double alpha, const void *a,
                 int lda, const void *b, int ldb, double beta, void *c, int ldc)
 {
     enum CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
     mt_cpu_lib_enter(dt == MT_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
-    if (dt == MT_FLOAT32) {
+    if (omp_in_parallel()) {
+        gemm_on_this_thread(dt, at, bt, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    } else if (dt == MT_FLOAT32) {
         MT_CBLAS(sgemm)(CblasRowMajor, at, bt, m, n, k, (float)alpha, (const float *)a, lda,
                         (const float *)b, ldb, (float)beta, (float *)c, ldc);
     } else {

@@ -451,7 +451,7 @@ mt_cpu_conv2d(mt_args *a)
     if (mt_cpu_conv_winograd_suits(&g, dt) && a->t[1]->dtype == dt) { /* row-major out */
         const mt_tensor *b = a->t[2];
         st = mt_cpu_conv_winograd((const float *)mt_tensor_data(x),
-                                  (const float *)mt_tensor_data(w),
+                                  (const float *)mt_tensor_data(w), a->t[1],
                                   b ? (const float *)mt_tensor_data(b) : NULL,
                                   b ? b->strides[0] : 0, (float *)mt_tensor_data(out), false, &g);
         goto out_release;

@@ -106,9 +106,11 @@ mt_status mt_cpu_conv_dw_nchw(const float *x, const float *w, const float *bias,
  * x and w dense: out (N, OC, OH, OW) = conv(x (N, C, H, W), w (OC, C, 3, 3)) + bias (OC,
  * elements bias_stride apart) or none. With flip, g is the convolution that gives another's
  * input gradient from its grad_output, and w (C, OC, 3, 3) that other's weight, read with its
- * taps reversed and channels swapped. */
+ * taps reversed and channels swapped. wt: the weight tensor w was read from (dense or not),
+ * whose storage keeps w's transform for the next call while it holds; or NULL (not kept). */
 bool mt_cpu_conv_winograd_suits(const conv_geom *g, mt_dtype dt);
-mt_status mt_cpu_conv_winograd(const float *x, const float *w, const float *bias,
-                               int64_t bias_stride, float *out, bool flip, const conv_geom *g);
+mt_status mt_cpu_conv_winograd(const float *x, const float *w, const mt_tensor *wt,
+                               const float *bias, int64_t bias_stride, float *out, bool flip,
+                               const conv_geom *g);
 
 #endif

@@ -177,8 +177,8 @@ input_direct(const char *go, const char *w, char *out, bool cl, const conv_geom 
     /* 3x3 taps: Winograd's where it pays (row-major out), as conv2d's forward, reading w as
      * it lies */
     if (!cl && mt_cpu_conv_winograd_suits(&tg.hw, MT_FLOAT32)) {
-        return mt_cpu_conv_winograd((const float *)go, (const float *)w, NULL, 0, (float *)out,
-                                    true, &tg.hw);
+        return mt_cpu_conv_winograd((const float *)go, (const float *)w, NULL, NULL, 0,
+                                    (float *)out, true, &tg.hw);
     }
     mt_tensor *wf = NULL;
     const int64_t wf_sizes[4] = {g->c, g->oc / g->groups, g->kh, g->kw};

@@ -20,6 +20,11 @@
  * of tiles covering 7x7) 1.07 GFLOP where im2col's gemm is 1.85, and with no im2col.
  * The transforms add and halve; their rounding is that of a few more additions per term.
  * The kernel only computes: the checks and the geometry are the front end's (ops/conv_checks.c). */
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cpu/blas.h"
 #include "cpu/conv.h"
 #include "cpu/iter.h"
@@ -39,18 +44,12 @@
 #define WINO_MIN_TAPS 256
 #define WINO_SMALL_PLANE 64
 
-/* The work of one chunk of tiles on more than one thread: a chunk's 2 transforms and 16 gemms
- * each end waiting for both threads, which on two threads made 56x56 planes (64 -> 64, 25
- * chunks) 3x slower than the direct kernel, so there all tiles go in one chunk, as big as this */
-#define WINO_ONE_CHUNK_BYTES (32 << 20)
-
 /* Whether the products of g's tiles with its 3x3 taps pay for the transforms: more than 256
  * taps (3 -> 64 and 32 -> 32 were faster through the direct kernel: 32 -> 32 on 32x32 took
- * 1.79 ms where it took 1.66) and at least 64 output channels, or a small plane; on more than one
- * thread only where the tiles fit one chunk (WINO_ONE_CHUNK_BYTES). One thread, the best of 8 on
- * the loaded machine, ms, Winograd / the direct kernel / PyTorch: 64 -> 64 on 56x56 (8 images)
- * 15.0 / 22.2 / 17.8, 128 -> 128 on 28x28 13.1 / 19.6 / 16.9, 256 -> 256 on 14x14 13.3 / 19.5 /
- * 15.8, 32 -> 64 on 32x32 2.8 / 3.1 / 5.9. */
+ * 1.79 ms where it took 1.66) and at least 64 output channels, or a small plane. One thread, the
+ * best of 8 on the loaded machine, ms, Winograd / the direct kernel / PyTorch: 64 -> 64 on 56x56
+ * (8 images) 15.0 / 22.2 / 17.8, 128 -> 128 on 28x28 13.1 / 19.6 / 16.9, 256 -> 256 on 14x14
+ * 13.3 / 19.5 / 15.8, 32 -> 64 on 32x32 2.8 / 3.1 / 5.9. */
 bool
 mt_cpu_conv_winograd_suits(const conv_geom *g, mt_dtype dt)
 {
@@ -58,10 +57,6 @@ mt_cpu_conv_winograd_suits(const conv_geom *g, mt_dtype dt)
     if (!(dt == MT_FLOAT32 && g->groups == 1 && g->kh == 3 && g->kw == 3 && g->sh == 1 &&
           g->sw == 1 && g->dh == 1 && g->dw == 1 && tiles > 0 && tiles <= INT32_MAX &&
           g->c * 9 > WINO_MIN_TAPS)) {
-        return false;
-    }
-    if (mt_get_num_threads() > 1 &&
-        16 * (g->c + g->oc) * tiles * (int64_t)sizeof(float) > WINO_ONE_CHUNK_BYTES) {
         return false;
     }
     return g->oc >= 64 || g->oh * g->ow < WINO_SMALL_PLANE;
@@ -126,18 +121,16 @@ typedef struct tile {
 } tile;
 
 // x (N, C, H, W) -> v (16, C, nt) for the nt tiles of the rows of tiles [r0, r0 + nt/tw) (row
-// r: image r / th, ty = r % th): v[xi][c, t] = (B^T d B)[xi], d the 4x4 block of channel c that
+// r: image r / th, ty = r % th), its channels [c0, c1): v[xi][c, t] = (B^T d B)[xi], d the 4x4 block of channel c that
 // tile t reads from row 2*ty - ph and column 2*tx - pw on, 0 outside. WL tiles of a row at a
 // time: the 4 input rows they read copied first (row[r][2*l + q] = d[r][q] of tile l, zeros in
 // the padding), then the transform and the stores (contiguous in t) are vectors over the lanes.
 static MT_SIMD_CLONES void
 input_transform(const float *x, float *v, const conv_geom *g, int64_t th, int64_t tw, int64_t r0,
-                int64_t nt)
+                int64_t nt, int64_t c0, int64_t c1)
 {
     const int64_t plane = g->c * nt, hw = g->h * g->w;
-    const int parts = mt_parallel_parts(plane * 16, 32768);
-#pragma omp parallel for num_threads(parts) schedule(static)
-    for (int64_t c = 0; c < g->c; c++) {
+    for (int64_t c = c0; c < c1; c++) {
         for (int64_t t0 = 0; t0 < nt; t0 += tw) {
             const int64_t n = (r0 + t0 / tw) / th, ty = (r0 + t0 / tw) % th;
             const float *src = x + (n * g->c + c) * hw;
@@ -183,17 +176,15 @@ input_transform(const float *x, float *v, const conv_geom *g, int64_t th, int64_
     }
 }
 
-// m (16, OC, T) -> out (N, OC, OH, OW): out tile t of channel o = bias[o] + A^T m[.][o, t] A,
+// m (16, OC, T) -> out (N, OC, OH, OW), channels [o0, o1): out tile t of channel o = bias[o] + A^T m[.][o, t] A,
 // its rows and columns past OH and OW dropped. WL tiles at a time as input_transform's: the
 // loads (contiguous in t) and the transform vectors over the lanes, then a tile's stores.
 static MT_SIMD_CLONES void
 output_transform(const float *m, const float *bias, int64_t bias_stride, float *out, const tile *tl,
-                 int64_t tiles, const conv_geom *g)
+                 int64_t tiles, const conv_geom *g, int64_t o0, int64_t o1)
 {
     const int64_t plane = g->oc * tiles, ohw = g->oh * g->ow;
-    const int parts = mt_parallel_parts(plane * 16, 32768);
-#pragma omp parallel for num_threads(parts) schedule(static)
-    for (int64_t o = 0; o < g->oc; o++) {
+    for (int64_t o = o0; o < o1; o++) {
         const float add = bias ? bias[o * bias_stride] : 0.0f;
         for (int64_t t0 = 0; t0 < tiles; t0 += WL) {
             const int lanes = tiles - t0 < WL ? (int)(tiles - t0) : WL;
@@ -226,40 +217,225 @@ output_transform(const float *m, const float *bias, int64_t bias_stride, float *
     }
 }
 
+/* The transformed weight kept with the weight's storage (mt_derived) for the next call: a
+ * layer's forward runs again and again on one weight at inference, and its transform took 2.5 ms
+ * of 17 on 512 -> 512 on 7x7. It holds while the weight is the same view (offset, sizes, strides)
+ * of that storage and no in-place write went through any tensor on the storage since (the
+ * storage's count of writes, which every version bump adds to: an optimizer step, copy_, out=,
+ * a write through `.data`); writes into memory shared with NumPy are seen by no version counter
+ * and not by this. Freed with the storage; all kept together hold at most WINO_CACHE_BYTES. The
+ * input gradient's flipped transform is not kept: in training the weight changes every step. */
+#define WINO_CACHE_BYTES ((int64_t)256 << 20)
+
+typedef struct kept_u {
+    mt_derived base; /* first: the storage releases it through base.release */
+    int64_t offset, sizes[4], strides[4], bytes;
+    long writes;
+    float *u; /* (16, OC, C) */
+} kept_u;
+
+static atomic_llong kept_bytes;
+
+static void
+kept_release(mt_derived *d)
+{
+    kept_u *k = (kept_u *)d;
+    atomic_fetch_sub(&kept_bytes, k->bytes);
+    free(k->u);
+    free(k);
+}
+
+/* wt's storage's kept transform, taken out of it (NULL if none, or another kernel's) */
+static kept_u *
+kept_take(const mt_tensor *wt)
+{
+    mt_derived *d = atomic_exchange(&wt->storage->derived, NULL);
+    if (d && d->release != kept_release) {
+        mt_derived *none = NULL;
+        if (!atomic_compare_exchange_strong(&wt->storage->derived, &none, d)) {
+            d->release(d);
+        }
+        return NULL;
+    }
+    return (kept_u *)d;
+}
+
+static bool
+kept_fits(const kept_u *k, const mt_tensor *wt, long writes)
+{
+    bool same = k->offset == wt->offset && k->writes == writes;
+    for (int d = 0; d < 4; d++) {
+        same = same && k->sizes[d] == wt->sizes[d] && k->strides[d] == wt->strides[d];
+    }
+    return same;
+}
+
+/* A block for wt's transform of n floats, or NULL where the budget or memory runs out */
+static kept_u *
+kept_new(const mt_tensor *wt, long writes, int64_t n)
+{
+    const int64_t bytes = n * (int64_t)sizeof(float);
+    if (atomic_fetch_add(&kept_bytes, bytes) + bytes > WINO_CACHE_BYTES) {
+        atomic_fetch_sub(&kept_bytes, bytes);
+        return NULL;
+    }
+    kept_u *k = malloc(sizeof(*k));
+    float *u = aligned_alloc(64, (size_t)(bytes + 63) / 64 * 64);
+    if (k == NULL || u == NULL) {
+        free(k);
+        free(u);
+        atomic_fetch_sub(&kept_bytes, bytes);
+        return NULL;
+    }
+    *k = (kept_u){
+        .base = {kept_release}, .offset = wt->offset, .bytes = bytes, .writes = writes, .u = u};
+    memcpy(k->sizes, wt->sizes, sizeof(k->sizes));
+    memcpy(k->strides, wt->strides, sizeof(k->strides));
+    return k;
+}
+
+/* Puts k back with wt's storage, unless another call put one there meanwhile */
+static void
+kept_put(const mt_tensor *wt, kept_u *k)
+{
+    mt_derived *none = NULL;
+    if (!atomic_compare_exchange_strong(&wt->storage->derived, &none, &k->base)) {
+        kept_release(&k->base);
+    }
+}
+
+/* What one call shares with its threads: the operands, the geometry, the transformed weight u
+ * (16, OC, C) and where each tile lies */
+typedef struct wino {
+    const float *x, *bias, *u;
+    int64_t bias_stride, th, tw;
+    float *out;
+    const tile *tl;
+    const conv_geom *g;
+} wino;
+
+/* The part [*lo, *hi) of n that thread me of a team of `team` takes */
+static void
+share(int64_t n, int me, int team, int64_t *lo, int64_t *hi)
+{
+    *lo = n * me / team;
+    *hi = n * (me + 1) / team;
+}
+
+// the nt tiles from t0 on (whole rows of tiles): v (16, C, nt), m (16, OC, nt) the chunk's
+// buffers, then into p->out. A team of more than one thread shares each step (channels, the
+// 16 gemms, output channels) and waits for all at its end; one thread does it all alone, and
+// its gemms, inside a parallel region, run on it alone (blas.c).
+static void
+chunk_pass(const wino *p, float *v, float *m, int64_t t0, int64_t nt, int me, int team)
+{
+    const conv_geom *g = p->g;
+    int64_t lo, hi;
+    share(g->c, me, team, &lo, &hi);
+    input_transform(p->x, v, g, p->th, p->tw, t0 / p->tw, nt, lo, hi);
+    if (team > 1) {
+#pragma omp barrier
+    }
+    share(16, me, team, &lo, &hi);
+    for (int64_t xi = lo; xi < hi; xi++) {
+        mt_cpu_gemm_raw(MT_FLOAT32, false, false, (int)g->oc, (int)nt, (int)g->c, 1.0,
+                        p->u + xi * g->oc * g->c, (int)g->c, v + xi * g->c * nt, (int)nt, 0.0,
+                        m + xi * g->oc * nt, (int)nt);
+    }
+    if (team > 1) {
+#pragma omp barrier
+    }
+    share(g->oc, me, team, &lo, &hi);
+    output_transform(m, p->bias, p->bias_stride, p->out, p->tl + t0, nt, g, lo, hi);
+    if (team > 1) {
+#pragma omp barrier
+    }
+}
+
 mt_status
-mt_cpu_conv_winograd(const float *x, const float *w, const float *bias, int64_t bias_stride,
-                     float *out, bool flip, const conv_geom *g)
+mt_cpu_conv_winograd(const float *x, const float *w, const mt_tensor *wt, const float *bias,
+                     int64_t bias_stride, float *out, bool flip, const conv_geom *g)
 {
     const int64_t th = (g->oh + 1) / 2, tw = (g->ow + 1) / 2, tiles = g->n * th * tw;
-    /* whole rows of tiles a chunk */
-    int64_t chunk = mt_get_num_threads() > 1
-                        ? tiles
-                        : WINO_CHUNK_BYTES / (16 * (g->c + g->oc) * (int64_t)sizeof(float));
+    const int threads = mt_get_num_threads();
+    /* Whole rows of tiles a chunk, whose v and m stay in one core's L2 (WINO_CHUNK_BYTES) but
+     * hold WINO_MIN_TILES at least. With more than one thread and tiles enough for a chunk
+     * each, each thread takes chunks of its own (as many chunks as a multiple of the threads:
+     * a thread's chunks end in no wait for the others); with fewer, a chunk of them all
+     * whose steps the threads share. */
+    const int64_t rows = g->n * th, tile_bytes = 16 * (g->c + g->oc) * (int64_t)sizeof(float);
+    int64_t chunk = WINO_CHUNK_BYTES / tile_bytes;
     chunk = chunk < WINO_MIN_TILES ? WINO_MIN_TILES : chunk;
-    chunk = chunk > tiles ? tiles : (chunk + tw - 1) / tw * tw;
+    int64_t nchunks = (tiles + chunk - 1) / chunk;
+    const bool own = threads > 1 && tiles >= threads * WINO_MIN_TILES;
+    if (own) {
+        nchunks = (nchunks + threads - 1) / threads * threads;
+    }
+    int64_t chunk_rows = (rows + nchunks - 1) / nchunks;
+    chunk = chunk_rows * tw;
+    nchunks = (rows + chunk_rows - 1) / chunk_rows;
+    const int bufs = own ? (nchunks < threads ? (int)nchunks : threads) : 1;
     const int64_t nu = g->oc * g->c, nv = g->c * chunk, nm = g->oc * chunk;
-    /* u (16, OC, C), v (16, C, chunk), m (16, OC, chunk), then the tiles (3 int64: 6 floats) */
-    int64_t numel = 16 * (nu + nv + nm) + 6 * tiles;
+    /* the transformed weight: kept with wt's storage if it still holds, else made (and kept) */
+    const long writes = wt ? atomic_load(&wt->storage->writes) : 0;
+    kept_u *kept = wt ? kept_take(wt) : NULL;
+    if (kept && !kept_fits(kept, wt, writes)) {
+        kept_release(&kept->base);
+        kept = NULL;
+    }
+    const bool made = kept == NULL;
+    if (made && wt) {
+        kept = kept_new(wt, writes, 16 * nu);
+    }
+    /* u (16, OC, C) unless kept, then v (16, C, chunk) and m (16, OC, chunk) for each thread with
+     * chunks of its own, then the tiles (3 int64: 6 floats) */
+    int64_t numel = 16 * ((kept ? 0 : nu) + bufs * (nv + nm)) + 6 * tiles;
     mt_tensor *work = NULL;
     mt_status st = mt_tensor_empty(1, &numel, MT_FLOAT32, MT_DEVICE_CPU, &work);
     if (st) {
+        if (kept) {
+            kept_release(&kept->base);
+        }
         return st;
     }
-    float *u = (float *)mt_tensor_data(work), *v = u + 16 * nu, *m = v + 16 * nv;
-    tile *tl = (tile *)(m + 16 * nm); /* 16 * (nu + nv + nm) floats: 64-byte aligned */
+    float *u = kept ? kept->u : (float *)mt_tensor_data(work);
+    float *vm = kept ? (float *)mt_tensor_data(work) : u + 16 * nu;
+    tile *tl = (tile *)(vm + 16 * bufs * (nv + nm)); /* a multiple of 16 floats: 64-byte aligned */
     for (int64_t t = 0; t < tiles; t++) {
         tl[t] = (tile){.n = t / (th * tw), .y = t / tw % th * 2, .x = t % tw * 2};
     }
-    weight_transform(w, u, g->oc, g->c, flip);
-    for (int64_t t0 = 0; t0 < tiles; t0 += chunk) {
-        const int64_t nt = tiles - t0 < chunk ? tiles - t0 : chunk;
-        input_transform(x, v, g, th, tw, t0 / tw, nt);
-        for (int xi = 0; xi < 16; xi++) { /* no BLAS call inside one of our parallel regions */
-            mt_cpu_gemm_raw(MT_FLOAT32, false, false, (int)g->oc, (int)nt, (int)g->c, 1.0,
-                            u + xi * nu, (int)g->c, v + xi * g->c * nt, (int)nt, 0.0,
-                            m + xi * g->oc * nt, (int)nt);
+    if (made) {
+        weight_transform(w, u, g->oc, g->c, flip);
+    }
+    const wino p = {.x = x,
+                    .bias = bias,
+                    .u = u,
+                    .bias_stride = bias_stride,
+                    .th = th,
+                    .tw = tw,
+                    .out = out,
+                    .tl = tl,
+                    .g = g};
+    if (own) {
+#pragma omp parallel num_threads(bufs)
+        {
+            float *v = vm + 16 * omp_get_thread_num() * (nv + nm), *m = v + 16 * nv;
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t c = 0; c < nchunks; c++) {
+                const int64_t t0 = c * chunk;
+                chunk_pass(&p, v, m, t0, tiles - t0 < chunk ? tiles - t0 : chunk, 0, 1);
+            }
         }
-        output_transform(m, bias, bias_stride, out, tl + t0, nt, g);
+    } else {
+        const int team = mt_parallel_parts(16 * (nu + nv + nm), 32768);
+#pragma omp parallel num_threads(team)
+        for (int64_t t0 = 0; t0 < tiles; t0 += chunk) {
+            chunk_pass(&p, vm, vm + 16 * nv, t0, tiles - t0 < chunk ? tiles - t0 : chunk,
+                       omp_get_thread_num(), omp_get_num_threads());
+        }
+    }
+    if (kept) {
+        kept_put(wt, kept);
     }
     mt_tensor_clear(&work);
     return MT_OK;

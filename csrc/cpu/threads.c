@@ -8,8 +8,10 @@
  * read it in mt_parallel_parts and OpenBLAS splits its work into that many jobs.
  *
  * OpenBLAS's jobs wait on one another (a gemm's threads share packed panels), so all of them
- * must run at once: the region asks for exactly numjobs threads, and minitorch never calls BLAS
- * from inside one of its own regions (a nested region would get one thread). */
+ * must run at once: the region asks for exactly numjobs threads. Inside one of our own regions
+ * a nested region gets one thread, so there a plain gemm's jobs would wait on each other
+ * forever: a gemm called there goes as a batch of one (blas.c's mt_cpu_gemm_raw), one job, which
+ * runs on the calling thread; the thread count the rest of the program sees stays. */
 #include <omp.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -27,6 +29,10 @@ run_blas_jobs(int sync, openblas_dojob_callback dojob, int numjobs, size_t size,
               int data)
 {
     (void)sync; /* OpenBLAS always waits for its jobs */
+    if (numjobs == 1) { /* one job (a gemm of a batch called inside our region): here */
+        dojob(0, jobs, data);
+        return;
+    }
 #pragma omp parallel for num_threads(numjobs) schedule(static, 1)
     for (int i = 0; i < numjobs; i++) {
         dojob(i, (char *)jobs + (size_t)i * size, data);

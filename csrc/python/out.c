@@ -325,6 +325,7 @@ static void
 out_written(const mt_py_outs *outs, int k)
 {
     atomic_store(&outs->t[k]->version->value, outs->version[k] + 1);
+    atomic_fetch_add(&outs->t[k]->storage->writes, 1);
 }
 
 int

@@ -4,8 +4,9 @@ with 3x3 taps, unit strides and dilation and one group. Against PyTorch in float
 planes (tiles cut by the last row and column), no, one and two pixels of padding, channel and tile
 counts that end in a partial vector, bias (strided too), non-dense inputs and weights, one image
 and an empty batch, channels-last inputs, 64 output channels on a larger plane (chunks of tiles on
-one thread), and the gradients (the input's by the same kernel, cpu/conv_backward.c); and which
-path such a call takes."""
+one thread), and the gradients (the input's by the same kernel, cpu/conv_backward.c); which
+path such a call takes; chunks of their own on each of two threads; and the transformed weight
+kept with the weight's storage, made again after every kind of change of the weight."""
 import numpy as np
 import pytest
 
@@ -23,6 +24,7 @@ CASES = [
     ((2, 30, 9, 4), 8, (1, 0)),  # padding in height only
     ((1, 64, 1, 1), 16, 1),  # a single pixel
     ((2, 32, 30, 27), 64, 1),  # 64 output channels on a larger plane: two chunks of tile rows on one thread
+    ((3, 48, 29, 23), 64, 2),  # 624 tiles: chunks of their own on each of two threads, the last one short
 ]
 
 
@@ -66,6 +68,7 @@ def test_winograd_empty_batch():
     CASES[1], CASES[3],
     ((2, 30, 7, 7), 32, 1),  # the input's gradient too: a convolution of 32 channels on a small plane
     ((1, 64, 20, 18), 64, 2),  # and on a larger one, with padding 2 (the gradient's 0)
+    ((2, 64, 27, 25), 64, 1),  # 364 tiles: each of two threads its own chunks, forward and input gradient
 ])
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed"])
 def test_winograd_gradients_any_layout(case, layout, threads):
@@ -90,3 +93,67 @@ def test_winograd_path(xs, ws, stride, dtype, calls):
     x, w = minitorch.tensor(data(*xs, dtype=dtype)), minitorch.tensor(data(*ws, dtype=dtype))
     _, events = record(minitorch.nn.functional.conv2d, x, w, None, stride, 1)
     assert [e.label for e in events if e.layer == "Library"] == [f"Library::{c}" for c in calls]
+
+
+def test_winograd_runs_on_two_threads_on_large_planes(threads):
+    # 578 tiles of 64 -> 64: more than a chunk of 128 tiles for each thread, so on two threads
+    # each thread takes chunks of its own and calls its 16 gemms inside the parallel region
+    # (each on the calling thread alone: a plain gemm there waited forever on its other half);
+    # on one, chunks in turn. Winograd either way (im2col would make one gemm an image), and
+    # the thread count stays what the caller set.
+    from minitorch._journey import record
+    x, w = data(2, 64, 34, 34), data(64, 64, 3, 3)
+    got, events = record(minitorch.nn.functional.conv2d, minitorch.tensor(x), minitorch.tensor(w), None, 1, 1)
+    labels = [e.label for e in events if e.layer == "Library"]
+    assert set(labels) == {"Library::cblas_sgemm"} and len(labels) % 16 == 0 and len(labels) >= 32
+    assert minitorch.get_num_threads() == threads
+    np.testing.assert_allclose(got.numpy(), conv64(x, w, None, 1), atol=1e-4, rtol=1e-4)
+    a, b = data(300, 200), data(200, 100)  # a product after it still splits over the threads
+    np.testing.assert_allclose((minitorch.tensor(a) @ minitorch.tensor(b)).numpy(), a @ b, atol=1e-3, rtol=1e-4)
+
+
+@pytest.mark.parametrize("change", ["add_", "sgd_step", "data", "copy_", "out", "view", "strides"])
+def test_kept_weight_transform_follows_the_weight(change, threads):
+    # The transformed weight stays with the weight's storage between calls (conv_winograd.c);
+    # each kind of change of the weight must make the next call transform it again.
+    x = data(2, 40, 7, 7)
+    big = data(16, 80, 3, 3)
+    wt = minitorch.tensor(big[:, :40].copy(), requires_grad=True)
+    xt = minitorch.tensor(x)
+    with minitorch.no_grad():
+        first = minitorch.nn.functional.conv2d(xt, wt, None, 1, 1)
+        again = minitorch.nn.functional.conv2d(xt, wt, None, 1, 1)  # from what was kept
+    np.testing.assert_array_equal(again.numpy(), first.numpy())
+    w = big[:, :40].copy()
+    if change == "add_":
+        with minitorch.no_grad():
+            wt.add_(0.5)
+        w = w + 0.5
+    elif change == "sgd_step":
+        opt = minitorch.optim.SGD([wt], lr=0.1)
+        minitorch.nn.functional.conv2d(xt, wt, None, 1, 1).sum().backward()
+        opt.step()
+        w = wt.detach().numpy().copy()
+        assert not np.allclose(w, big[:, :40])
+    elif change == "data":  # a write through .data bumps another version counter than wt's
+        wt.data.mul_(2.0)
+        w = w * 2.0
+    elif change == "copy_":
+        with minitorch.no_grad():
+            wt.copy_(minitorch.tensor(big[:, 40:].copy()))
+        w = big[:, 40:].copy()
+    elif change == "out":
+        with minitorch.no_grad():
+            minitorch.mul(wt, -1.0, out=wt)
+        w = -w
+    elif change == "strides":  # the same storage and first element, its taps transposed
+        wt = wt.detach().transpose(2, 3)
+        w = w.transpose(0, 1, 3, 2)
+    else:  # another view of one storage, from another element on
+        whole = minitorch.tensor(big)
+        minitorch.nn.functional.conv2d(xt, whole[:, :40], None, 1, 1)
+        wt = whole[:, 1:41]
+        w = big[:, 1:41]
+    with minitorch.no_grad():
+        got = minitorch.nn.functional.conv2d(xt, wt, None, 1, 1)
+    np.testing.assert_allclose(got.numpy(), conv64(x, w, None, 1), atol=1e-4, rtol=1e-4)
