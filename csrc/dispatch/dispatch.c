@@ -602,6 +602,10 @@ dispatch_below(mt_op op, mt_args *a, unsigned mask)
         return dispatch_keys(op, a, mask); /* the common call: one scan for both rules */
     }
     keep_into(op, a, false); /* the dtypes with rules of their own take out= by copy */
+    mt_status first = mt_op_is_elementwise[op] ? mt_ew_check_first(op, a) : MT_OK;
+    if (first) {
+        return first;
+    }
     bool guard = false;
     if (!mt_shell_involved(a)) {
         return dispatch_typed(op, a, mask);
