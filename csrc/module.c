@@ -81,14 +81,16 @@ py_op_info(PyObject *m, PyObject *name)
             const char *front = mt_op_fronts[op]           ? "dispatcher"
                                 : mt_op_is_elementwise[op] ? "elementwise"
                                                            : NULL;
-            /* and the CUDA backend's own kernel its cuda column names; scalar_slots: the
-             * tensor slots its SCALAR_SLOTS flag names, a bit each */
-            return Py_BuildValue("{s:s#,s:z,s:i,s:O,s:O,s:O,s:z,s:z,s:I}", "schema", text,
+            /* and the CUDA backend's own kernel its cuda column names; scalar_slots and
+             * host_slots: the tensor slots its SCALAR_SLOTS and HOST_SLOTS flags name, a bit
+             * each */
+            return Py_BuildValue("{s:s#,s:z,s:i,s:O,s:O,s:O,s:z,s:z,s:I,s:I}", "schema", text,
                                  (Py_ssize_t)len, "returns", arrow ? arrow + 4 : NULL, "nout",
                                  mt_op_nout[op], "method", (f & METHOD) ? Py_True : Py_False,
                                  "function", (f & FUNCTION) ? Py_True : Py_False, "inplace",
                                  (f & INPLACE) ? Py_True : Py_False, "front", front, "cuda",
-                                 mt_op_cuda_kernels[op], "scalar_slots", mt_op_scalar_slots(op));
+                                 mt_op_cuda_kernels[op], "scalar_slots", mt_op_scalar_slots(op),
+                                 "host_slots", mt_op_host_slots(op));
         }
     }
     return PyErr_Format(PyExc_ValueError, "no operator named '%s'", s);

@@ -211,17 +211,6 @@ is_cpu_scalar(mt_op op, int position, const mt_tensor *t)
            !(position == 0 && (mt_op_flags[op] & INPLACE));
 }
 
-/* The packed recurrent ops' batch_sizes (t[1], and the LSTM layer op's t[5]) is a CPU tensor for
- * data on any device, as PyTorch's: it only says how many rows each step has (csrc/ops/rnn.c and
- * rnn_layer.c read it on the host). */
-static bool
-is_host_arg(mt_op op, int position)
-{
-    return (position == 1 && (op == MT_OP_lstm_data || op == MT_OP_gru_data ||
-                              op == MT_OP_rnn_tanh_data || op == MT_OP_rnn_relu_data)) ||
-           (position == 5 && op == MT_OP__lstm_layer);
-}
-
 static mt_status
 see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
 {
@@ -265,7 +254,7 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     mt_status st = MT_OK;
     for (int k = 0; k < MT_MAX_TENSOR_ARGS && st == MT_OK; k++) {
         const mt_tensor *t = a->t[k];
-        if (t && is_host_arg(op, k)) {
+        if (t && (mt_op_host_slots(op) >> k & 1u)) { /* ops.def's HOST_SLOTS */
             continue;
         }
         if (t && !t->is_wrapped_number && !t->python_dispatch && is_cpu_scalar(op, k, t)) {
@@ -613,6 +602,10 @@ dispatch_below(mt_op op, mt_args *a, unsigned mask)
         return dispatch_keys(op, a, mask); /* the common call: one scan for both rules */
     }
     keep_into(op, a, false); /* the dtypes with rules of their own take out= by copy */
+    mt_status first = mt_op_is_elementwise[op] ? mt_ew_check_first(op, a) : MT_OK;
+    if (first) {
+        return first;
+    }
     bool guard = false;
     if (!mt_shell_involved(a)) {
         return dispatch_typed(op, a, mask);

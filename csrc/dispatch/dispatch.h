@@ -61,6 +61,12 @@ typedef enum mt_key {
  * x + 2 two (add.Tensor takes the number wrapped as a tensor). Read with mt_op_scalar_slots. */
 #define SCALAR_SLOTS(mask) ((mask) << MT_SCALAR_SLOTS_SHIFT)
 #define MT_SCALAR_SLOTS_SHIFT 8 /* above the flags; MT_MAX_TENSOR_ARGS bits */
+/* Tensors that live on the host for data on any device: a bit per tensor slot, as PyTorch's
+ * packed recurrent ops take batch_sizes as a CPU tensor (it only says how many rows each step has,
+ * read on the host by csrc/ops/rnn.c and rnn_layer.c). The dispatcher leaves them out of the
+ * call's device and keys. Read with mt_op_host_slots. */
+#define HOST_SLOTS(mask) ((mask) << MT_HOST_SLOTS_SHIFT)
+#define MT_HOST_SLOTS_SHIFT (MT_SCALAR_SLOTS_SHIFT + MT_MAX_TENSOR_ARGS) /* above SCALAR_SLOTS */
 /* nout of an op that returns a Tensor[] (split, chunk, unbind): its kernel fills outl */
 #define LIST -1
 
@@ -185,7 +191,13 @@ extern const int mt_op_flags[MT_NUM_OPS];
 static inline unsigned
 mt_op_scalar_slots(mt_op op)
 {
-    return (unsigned)mt_op_flags[op] >> MT_SCALAR_SLOTS_SHIFT;
+    return (unsigned)mt_op_flags[op] >> MT_SCALAR_SLOTS_SHIFT & ((1u << MT_MAX_TENSOR_ARGS) - 1u);
+}
+/* the tensor slots a row's HOST_SLOTS(mask) flag names, a bit each */
+static inline unsigned
+mt_op_host_slots(mt_op op)
+{
+    return (unsigned)mt_op_flags[op] >> MT_HOST_SLOTS_SHIFT & ((1u << MT_MAX_TENSOR_ARGS) - 1u);
 }
 /* "mt_cuda_<kernel>", the kernel a row's cuda column names (registered by _C_cuda), or NULL */
 extern const char *const mt_op_cuda_kernels[MT_NUM_OPS];

@@ -68,17 +68,18 @@ category(mt_dtype dt)
     return dt == MT_BOOL ? 0 : mt_dtype_is_complex(dt) ? 3 : mt_dtype_is_float(dt) ? 2 : 1;
 }
 
-/* PyTorch's promotion of the call's tensors (the operands of the computing rows), refusing the
- * pairs it refuses: within each rank (tensors with dims, 0-dim tensors, Python numbers) every
- * pair meets; a lower rank joins only from a higher category (mt_promotion's rule). *common:
- * the dtype they meet in (PyTorch's result_type). */
+/* PyTorch's promotion of the call's tensors (the operands of the computing rows; not where's
+ * condition nor masked_fill's mask, read as bool), refusing the pairs it refuses: within each
+ * rank (tensors with dims, 0-dim tensors, Python numbers) every pair meets; a lower rank joins
+ * only from a higher category (mt_promotion's rule). *common: the dtype they meet in (PyTorch's
+ * result_type). */
 static mt_status
-check_promotion(const mt_args *a, mt_dtype *common)
+check_promotion(mt_op op, const mt_args *a, mt_dtype *common)
 {
     int dt[3] = {-1, -1, -1}; /* dims, 0-dim, wrapped */
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         const mt_tensor *t = a->t[k];
-        if (t == NULL) {
+        if (t == NULL || mt_ew_reads_bool(op, k)) {
             continue;
         }
         const int rank = t->is_wrapped_number ? 2 : t->ndim == 0 ? 1 : 0;
@@ -126,6 +127,22 @@ has_scalar_operand(const mt_args *a)
     return false;
 }
 
+/* Whether a tensor operand of op (not a Python number; not an in-place self, which keeps its
+ * dtype) is a uint16, uint32 or uint64. */
+static bool
+has_uint_operand(mt_op op, const mt_args *a)
+{
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        const mt_tensor *t = a->t[k];
+        const bool self_in_place = k == 0 && (mt_op_flags[op] & INPLACE);
+        if (t && !self_in_place && !t->is_wrapped_number && mt_dtype_is_shell(t->dtype) &&
+            !mt_dtype_is_float8(t->dtype)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static _Thread_local int passed; /* > 0 inside a call that passed the check */
 
 /* The call's shell dtype that names it in a message: a tensor's before a Python number's (a
@@ -167,7 +184,7 @@ mt_shell_check(mt_op op, const mt_args *a, bool *guard)
     const bool rounds = (op == MT_OP_div || op == MT_OP_div_) && a->str[0];
     mt_dtype common = a->t[0] ? a->t[0]->dtype : dt;
     if (r->takes & PROMOTES) {
-        mt_status st = check_promotion(a, &common);
+        mt_status st = check_promotion(op, a, &common);
         if (st) {
             return st;
         }
@@ -185,6 +202,9 @@ mt_shell_check(mt_op op, const mt_args *a, bool *guard)
         }
     }
     if ((r->takes & PROMOTES) && !mt_dtype_is_shell(common)) {
+        /* a uint met by a float computes in that float, converted to it as itself (widened
+         * like uint8, a uint64 from 2^63 up would pass through int64 and turn negative) */
+        *guard = mt_dtype_is_float(common) && has_uint_operand(op, a);
         return MT_OK;
     }
     /* div with a rounding mode is PyTorch's div_floor/div_trunc kernels, which take none */
@@ -258,11 +278,11 @@ run_flipped(mt_op op, mt_args *a, unsigned mask, mt_shell_next next)
     return st;
 }
 
-// true division and the integer-to-float ops with uint16/32/64 tensors: each converted to the
-// default float dtype first, as PyTorch's kernels convert their operands (a uint64 above 2^63
-// read as itself, not as int64)
+// true division and the integer-to-float ops with uint16/32/64 tensors, and a uint met by a
+// float: each converted to the float dtype dt first, as PyTorch's kernels convert their operands
+// (a uint64 above 2^63 read as itself, not as int64)
 static mt_status
-run_in_float(mt_op op, mt_args *a, unsigned mask, mt_shell_next next)
+run_in_float(mt_op op, mt_args *a, unsigned mask, mt_shell_next next, mt_dtype dt)
 {
     mt_tensor *given[MT_MAX_TENSOR_ARGS] = {NULL};
     mt_status st = MT_OK;
@@ -271,7 +291,7 @@ run_in_float(mt_op op, mt_args *a, unsigned mask, mt_shell_next next)
         /* an in-place self stays: the front end refuses the float result it cannot hold */
         const bool self_in_place = k == 0 && (mt_op_flags[op] & INPLACE);
         if (t && !self_in_place && !t->is_wrapped_number && mt_dtype_is_shell(t->dtype)) {
-            if ((st = mt_op__to_copy(t, (int)MT_DEFAULT_FLOAT, mt_tensor_device(t), &f)) == MT_OK) {
+            if ((st = mt_op__to_copy(t, (int)dt, mt_tensor_device(t), &f)) == MT_OK) {
                 given[k] = t;
                 a->t[k] = f;
             }
@@ -295,8 +315,13 @@ mt_shell_run(mt_op op, mt_args *a, unsigned mask, mt_shell_next next)
     if (orders(op) && a->t[0] && a->t[0]->dtype == MT_UINT64) {
         return run_flipped(op, a, mask, next);
     }
+    mt_dtype common = MT_DEFAULT_FLOAT;
+    if ((rows[op].takes & PROMOTES) && check_promotion(op, a, &common) == MT_OK &&
+        mt_dtype_is_float(common) && !mt_dtype_is_shell(common)) {
+        return run_in_float(op, a, mask, next, common); /* a uint met by a float */
+    }
     if (rows[op].takes & FLOATS) {
-        return run_in_float(op, a, mask, next);
+        return run_in_float(op, a, mask, next, MT_DEFAULT_FLOAT);
     }
     return next(op, a, mask);
 }

@@ -30,6 +30,28 @@ is_small(const mt_tensor *t)
 
 _Thread_local int mt_widen_stored_dtype = -1;
 
+/* the call mt_widen_run is running: its arguments, and each widened slot beside its tensor as
+ * given */
+typedef struct widened_call {
+    const mt_args *a;
+    mt_tensor **const *slot;
+    mt_tensor *const *orig;
+    int n;
+} widened_call;
+
+static _Thread_local const widened_call *running;
+
+mt_tensor *
+mt_widen_as_given(const mt_args *a, mt_tensor *t)
+{
+    for (int k = 0; running && running->a == a && k < running->n; k++) {
+        if (*running->slot[k] == t) {
+            return running->orig[k];
+        }
+    }
+    return t;
+}
+
 bool
 mt_widen_needed(mt_op op, const mt_args *a)
 {
@@ -271,8 +293,11 @@ mt_widen_run(mt_op op, mt_args *a, mt_key key, mt_widen_inner inner)
         a->s[2] = mt_scalar_is_none(a->s[2]) ? mt_scalar_float(-max) : a->s[2];
     }
     const int outer_stored = mt_widen_stored_dtype;
+    const widened_call *outer = running, now = {a, slot, orig, n};
     mt_widen_stored_dtype = stored;
+    running = &now;
     st = inner(op, a, 1u << key);
+    running = outer;
     mt_widen_stored_dtype = outer_stored;
     a->dtype = given_dtype;
     a->s[1] = given_s1;

@@ -21,4 +21,9 @@ mt_status mt_widen_run(mt_op op, mt_args *a, mt_key key, mt_widen_inner inner);
  * after the cast to the stored dtype. */
 extern _Thread_local int mt_widen_stored_dtype;
 
+/* t as the caller gave it: where a is the call mt_widen_run is running and t one of its tensors
+ * widened, the small-dtype tensor it was made from; else t. For a front end that runs below the
+ * widening (the elementwise family's) to name the dtypes PyTorch names ('Byte', 'Half'). */
+mt_tensor *mt_widen_as_given(const mt_args *a, mt_tensor *t);
+
 #endif

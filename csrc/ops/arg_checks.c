@@ -39,21 +39,28 @@ check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
 }
 
 mt_status
-mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, const mt_tensor *value,
-                     mt_scalar *v)
+mt_check_masked_fill_args(const mt_tensor *mask, const mt_tensor *value)
 {
-    if (mask->dtype != MT_BOOL) {
-        return mt_fail(MT_ERUNTIME,
-                       "masked_fill_ only supports boolean masks, but got mask with dtype %s",
-                       mt_dtype_c_name(mask->dtype));
-    }
     if (value->ndim != 0) {
         return mt_fail(MT_ERUNTIME,
                        "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
                        "with %d dimension(s).",
                        value->ndim);
     }
-    return value_of(self, value, v);
+    if (mask->dtype != MT_BOOL) {
+        return mt_fail(MT_ERUNTIME,
+                       "masked_fill_ only supports boolean masks, but got mask with dtype %s",
+                       mt_dtype_c_name(mask->dtype));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, const mt_tensor *value,
+                     mt_scalar *v)
+{
+    mt_status st = mt_check_masked_fill_args(mask, value);
+    return st ? st : value_of(self, value, v);
 }
 
 // self (any shape), value (0-dim): the value, read once (it may live on another device)

@@ -36,9 +36,11 @@ mt_fill_value_on_device(const mt_tensor *self, const mt_tensor *value)
            mt_device_eq(s, mt_tensor_device(value));
 }
 
-/* masked_fill(self, mask, value): a bool mask, a 0-dim value that fits self's dtype (*v). */
+/* masked_fill(self, mask, value): a 0-dim value and a bool mask (PyTorch's order), and the value
+ * fits self's dtype (*v). The first two checks alone: mt_check_masked_fill_args. */
 mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, const mt_tensor *value,
                                mt_scalar *v);
+mt_status mt_check_masked_fill_args(const mt_tensor *mask, const mt_tensor *value);
 
 /* ---- nn layers (ops/nn_checks.c, norm_checks.c) ---- */
 

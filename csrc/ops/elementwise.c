@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dispatch/widen.h"
 #include "ops/arg_checks.h"
 #include "ops/elementwise.h"
 #include "ops/elementwise_table.h"
@@ -17,6 +18,7 @@
 typedef struct ew_call {
     const mt_ew_device *dev;
     mt_op op;
+    const mt_args *args; /* the call, for the names of its messages */
     mt_ew_id row;
     bool inplace;
     mt_tensor *ins[MT_EW_MAX_OPS - 1];
@@ -52,23 +54,30 @@ meta_to_float(ew_call *c, mt_args *a)
     return MT_OK;
 }
 
-/* add and sub: PyTorch's alpha rules, and no bool operand for sub */
+/* sub of a bool operand (of two) */
 static mt_status
-check_alpha(ew_call *c, mt_args *a, bool is_sub)
+check_sub_bool(const mt_args *a)
 {
-    meta_same(c, a);
-    if (is_sub && c->dt == MT_BOOL) {
+    if (a->t[0]->dtype == MT_BOOL && a->t[1]->dtype == MT_BOOL) {
         return mt_fail(MT_ERUNTIME,
                        "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
                        "the `^` or `logical_xor()` operator instead.");
     }
-    if (is_sub && (a->t[0]->dtype == MT_BOOL || a->t[1]->dtype == MT_BOOL)) {
+    if (a->t[0]->dtype == MT_BOOL || a->t[1]->dtype == MT_BOOL) {
         /* PyTorch refuses a bool operand of any kind, even x - True for a float x. */
         return mt_fail(MT_ERUNTIME,
                        "Subtraction, the `-` operator, with a bool tensor is not supported. If you "
                        "are trying to invert a mask, use the `~` or `logical_not()` operator "
                        "instead.");
     }
+    return MT_OK;
+}
+
+/* add and sub: PyTorch's alpha rules (sub's bool operands: mt_ew_check_first) */
+static mt_status
+check_alpha(ew_call *c, mt_args *a, bool is_sub)
+{
+    meta_same(c, a);
     c->uses_k = true;
     c->k = a->s[0];
     if (mt_scalar_is_none(c->k)) {
@@ -242,6 +251,15 @@ numbers_as_scalars(ew_call *c, mt_args *a, int missing)
     return true;
 }
 
+static mt_status
+check_some_bound(const mt_args *a)
+{
+    if (a->t[1] == NULL && a->t[2] == NULL) {
+        return mt_fail(MT_ERUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
+    }
+    return MT_OK;
+}
+
 /* clamp(self, min, max): one bound may be absent (a number that clamps nothing stands in), not
  * both; all three in their promoted dtype */
 static mt_status
@@ -256,10 +274,7 @@ meta_clamp(ew_call *c, mt_args *a)
             given[n++] = a->t[k];
         }
     }
-    if (n == 1) {
-        return mt_fail(MT_ERUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
-    }
-    c->dt = mt_result_type(given, n);
+    c->dt = mt_result_type(given, n); /* n > 1: mt_ew_check_first */
     int missing = a->t[1] == NULL ? 1 : a->t[2] == NULL ? 2 : 0;
     bool tensor_bound = false;
     for (int k = 1; k < 3; k++) {
@@ -308,7 +323,7 @@ meta_masked_fill(ew_call *c, mt_args *a)
 {
     mt_scalar v;
     c->dt = a->t[0]->dtype;
-    mt_status st = mt_check_masked_fill(a->t[0], a->t[1], a->t[2], &v);
+    mt_status st = mt_check_masked_fill(a->t[0], mt_widen_as_given(a, a->t[1]), a->t[2], &v);
     if (st == MT_OK) {
         st = mt_tensor_scalar(v, c->dt, &c->owned[0]);
         c->ins[2] = c->owned[0];
@@ -352,25 +367,45 @@ meta_arith_to_float(ew_call *c, mt_args *a)
     return st;
 }
 
-static mt_status
-meta_heaviside(ew_call *c, mt_args *a)
+/* the dtype of a->t[k] as the caller gave it (before dispatch/widen.c widened it) */
+static mt_dtype
+given_dtype(const mt_args *a, int k)
 {
-    if (a->t[0]->dtype != a->t[1]->dtype) {
+    return mt_widen_as_given(a, a->t[k])->dtype;
+}
+
+/* heaviside(self, values): one dtype, and not a complex one */
+static mt_status
+check_heaviside(const mt_args *a)
+{
+    if (mt_dtype_is_complex(a->t[0]->dtype) || mt_dtype_is_complex(a->t[1]->dtype)) {
+        return mt_fail(MT_ERUNTIME, "heaviside is not yet implemented for complex tensors.");
+    }
+    if (given_dtype(a, 0) != given_dtype(a, 1)) {
         return mt_fail(MT_ERUNTIME,
                        "heaviside is not yet implemented for tensors with different dtypes.");
     }
+    return MT_OK;
+}
+
+/* heaviside(self, values), one dtype (mt_ew_check_first) */
+static mt_status
+meta_heaviside(ew_call *c, mt_args *a)
+{
     c->dt = a->t[0]->dtype;
     return MT_OK;
 }
 
+/* a->t[k] in self's dtype, as given */
 static mt_status
-expect_dtype(const mt_tensor *self, const mt_tensor *t, const char *what)
+expect_dtype(const mt_args *a, int k, const char *what)
 {
-    if (t->dtype == self->dtype) {
+    const mt_dtype self = given_dtype(a, 0), t = given_dtype(a, k);
+    if (t == self) {
         return MT_OK;
     }
     return mt_fail(MT_ERUNTIME, "expected dtype %s for `%s` but got dtype %s",
-                   mt_dtype_c_name(self->dtype), what, mt_dtype_c_name(t->dtype));
+                   mt_dtype_c_name(self), what, mt_dtype_c_name(t));
 }
 
 /* lerp(self, end, weight): end in self's dtype, and a weight tensor too unless 0-dim (as
@@ -379,18 +414,30 @@ static mt_status
 meta_lerp(ew_call *c, mt_args *a)
 {
     const bool scalar_weight = a->t[2]->is_wrapped_number;
-    mt_status st = expect_dtype(a->t[0], a->t[1], "end");
+    mt_status st = expect_dtype(a, 1, "end");
     if (st == MT_OK && a->t[2]->ndim != 0) {
-        st = expect_dtype(a->t[0], a->t[2], "weight");
+        st = expect_dtype(a, 2, "weight");
     }
     c->dt = a->t[0]->dtype;
     if (st == MT_OK && !mt_dtype_is_float(c->dt)) {
         bool cpu = strcmp(c->dev->name, "cpu") == 0;
         st = mt_fail(MT_ENOTIMPL, "\"lerp_%s%s\" not implemented for '%s'", cpu ? "kernel_" : "",
                      cpu ? (scalar_weight ? "scalar" : "tensor") : c->dev->name,
-                     mt_dtype_scalar_name(c->dt));
+                     mt_dtype_scalar_name(given_dtype(a, 0)));
     }
     return st;
+}
+
+/* _prelu_kernel(self, weight): weight in self's dtype */
+static mt_status
+check_prelu(const mt_args *a)
+{
+    const mt_dtype self = given_dtype(a, 0), weight = given_dtype(a, 1);
+    if (weight != self) {
+        return mt_fail(MT_ERUNTIME, "Found dtype %s but expected %s", mt_dtype_scalar_name(weight),
+                       mt_dtype_scalar_name(self));
+    }
+    return MT_OK;
 }
 
 /* addcmul and addcdiv(self, tensor1, tensor2, *, value): the three promoted, value the scalar */
@@ -404,7 +451,7 @@ meta_addcmul(ew_call *c, mt_args *a)
 }
 
 static mt_status
-meta_addcdiv(ew_call *c, mt_args *a)
+check_addcdiv(const mt_args *a)
 {
     if (mt_dtype_is_integral(a->t[1]->dtype, true) && mt_dtype_is_integral(a->t[2]->dtype, true)) {
         return mt_fail(MT_ERUNTIME,
@@ -416,6 +463,13 @@ meta_addcdiv(ew_call *c, mt_args *a)
                        "behavior is just the latter implementation: (input + value * tensor1 / "
                        "tensor2), for all dtypes.");
     }
+    return MT_OK;
+}
+
+/* addcdiv: as addcmul, not of two integers (mt_ew_check_first) */
+static mt_status
+meta_addcdiv(ew_call *c, mt_args *a)
+{
     return meta_addcmul(c, a);
 }
 
@@ -541,6 +595,12 @@ const char *
 mt_ew_kernel_name(mt_op op, const mt_args *a)
 {
     const int row = op_rows[op] - 1;
+    if (row == MT_EW_polygamma) { /* PyTorch's polygamma is digamma and trigamma for n 0 and 1 */
+        return a->i[0] == 0 ? "digamma" : a->i[0] == 1 ? "trigamma" : rows[row].kernel;
+    }
+    if (row == MT_EW_lerp) { /* lerp_kernel_scalar's weight is a number */
+        return a->t[2] && !a->t[2]->is_wrapped_number ? "lerp_kernel_tensor" : rows[row].kernel;
+    }
     if (row != MT_EW_clamp) {
         return row < 0 ? NULL : rows[row].kernel;
     }
@@ -565,18 +625,11 @@ mt_ew_bool_result(mt_op op)
     return row >= 0 && rows[row].bool_out;
 }
 
-mt_status
-mt_ew_refuse_complex(mt_op op, const mt_args *a)
+/* row's own refusal of complex operands, in its op's words; MT_OK for a row without one (its
+ * kernel's "not implemented for" then) */
+static mt_status
+own_complex_refusal(int row)
 {
-    const int row = op_rows[op] - 1;
-    mt_tensor *given[MT_EW_MAX_OPS - 1];
-    int n = 0;
-    for (int k = 0; row >= 0 && k < rows[row].nin; k++) {
-        if (a->t[k] && !(rows[row].bool_in >> k & 1u)) {
-            given[n++] = a->t[k];
-        }
-    }
-    const mt_dtype dt = n > 0 ? mt_result_type(given, n) : MT_COMPLEX64;
     switch (row) {
     case MT_EW_clamp:
     case MT_EW_clamp_min:
@@ -605,8 +658,77 @@ mt_ew_refuse_complex(mt_op op, const mt_args *a)
     case MT_EW_abs: /* abs itself has a complex form (dispatch/complex.c); abs_ has none */
         return mt_fail(MT_ERUNTIME, "In-place abs is not supported for complex tensors.");
     default:
-        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", rows[row].kernel,
-                       mt_dtype_scalar_name(dt));
+        return MT_OK;
+    }
+}
+
+/* the promoted dtype of op's operands in a (its row's; those read as bool aside) */
+static mt_dtype
+operands_dtype(int row, const mt_args *a)
+{
+    mt_tensor *given[MT_EW_MAX_OPS - 1];
+    int n = 0;
+    for (int k = 0; row >= 0 && k < rows[row].nin; k++) {
+        if (a->t[k] && !(rows[row].bool_in >> k & 1u)) {
+            given[n++] = a->t[k];
+        }
+    }
+    return n > 0 ? mt_result_type(given, n) : MT_COMPLEX64;
+}
+
+mt_status
+mt_ew_refuse_complex(mt_op op, const mt_args *a)
+{
+    const int row = op_rows[op] - 1;
+    mt_status st = own_complex_refusal(row);
+    if (st) {
+        return st;
+    }
+    /* in place, a complex result self cannot hold is PyTorch's cast error, before the missing
+     * loop (int.xlogy_(complex)) */
+    const mt_dtype dt = operands_dtype(row, a);
+    const mt_tensor *self = a->t[0];
+    if ((mt_op_flags[op] & INPLACE) && !rows[row].bool_out && !mt_can_cast(dt, self->dtype)) {
+        return mt_check_inplace(self, self->ndim, self->sizes, dt);
+    }
+    return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", mt_ew_kernel_name(op, a),
+                   mt_dtype_scalar_name(dt));
+}
+
+bool
+mt_ew_reads_bool(mt_op op, int k)
+{
+    const int row = op_rows[op] - 1;
+    return row >= 0 && k < rows[row].nin && (rows[row].bool_in >> k & 1u);
+}
+
+mt_status
+mt_ew_check_first(mt_op op, const mt_args *a)
+{
+    const int row = op_rows[op] - 1;
+    const bool has_complex = row >= 0 && rows[row].nin == 2 &&
+                             (mt_dtype_is_complex(a->t[0]->dtype) ||
+                              mt_dtype_is_complex(a->t[1]->dtype));
+    switch (row) {
+    case MT_EW_clamp:
+        return check_some_bound(a);
+    case MT_EW_sub:
+        return check_sub_bool(a);
+    case MT_EW_addcdiv:
+        return check_addcdiv(a);
+    case MT_EW_heaviside:
+        return check_heaviside(a);
+    case MT_EW_masked_fill:
+        return mt_check_masked_fill_args(mt_widen_as_given(a, a->t[1]), a->t[2]);
+    case MT_EW_prelu:
+        return check_prelu(a);
+    case MT_EW_maximum:
+    case MT_EW_minimum:
+    case MT_EW_fmax:
+    case MT_EW_fmin:
+        return has_complex ? own_complex_refusal(row) : MT_OK;
+    default:
+        return MT_OK;
     }
 }
 
@@ -658,18 +780,43 @@ pick_row(mt_args *a, mt_ew_id *row)
     }
 }
 
+/* dt, a dtype of c's loop, as PyTorch names it: where the dispatcher widened the call's small
+ * dtypes (dispatch/widen.c) and dt is the computing dtype of its operands' dtypes as given, those
+ * (uint8 with uint8 computes in int32 and is named 'Byte', as PyTorch's Byte loop would be) */
+static mt_dtype
+named_dtype(const ew_call *c, mt_dtype dt)
+{
+    const ew_row *r = &rows[c->row];
+    mt_tensor *given[MT_EW_MAX_OPS - 1];
+    int n = 0;
+    bool widened = false;
+    for (int k = 0; k < r->nin; k++) {
+        if (c->ins[k] && !(r->bool_in >> k & 1u)) {
+            given[n] = mt_widen_as_given(c->args, c->ins[k]);
+            widened |= given[n] != c->ins[k];
+            n++;
+        }
+    }
+    if (!widened) {
+        return dt;
+    }
+    const mt_dtype as_given = mt_result_type(given, n);
+    return mt_dtype_compute(as_given) == dt ? as_given : dt;
+}
+
 static mt_status
 not_implemented(const ew_call *c)
 {
     const ew_row *r = &rows[c->row];
     char name[64];
-    if (strcmp(c->dev->name, "cpu") == 0) {
-        snprintf(name, sizeof(name), "%s", r->kernel);
+    if (strcmp(c->dev->name, "cpu") == 0) { /* the op's own row: the kernel its arguments pick */
+        snprintf(name, sizeof(name), "%s",
+                 op_rows[c->op] - 1 == (int)c->row ? mt_ew_kernel_name(c->op, c->args) : r->kernel);
     } else {
         snprintf(name, sizeof(name), "%s_%s", r->name, c->dev->name);
     }
     return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", name,
-                   mt_dtype_scalar_name(c->dt));
+                   mt_dtype_scalar_name(named_dtype(c, c->dt)));
 }
 
 /* The out= tensor the caller offers (a->into[0]) where the loop can write c's result of dtype
@@ -701,6 +848,7 @@ mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
     ew_call c;
     c.dev = dev;
     c.op = op;
+    c.args = a;
     c.row = row;
     c.inplace = (mt_op_flags[op] & INPLACE) != 0;
     c.uses_k = false;
@@ -715,14 +863,15 @@ mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
     for (int k = 0; k < MT_EW_MAX_OPS - 1; k++) {
         c.ins[k] = k < r->nin ? a->t[k] : NULL;
     }
-    if ((st = r->meta(&c, a)) || c.done) {
+    if ((st = mt_ew_check_first(op, a)) || (st = r->meta(&c, a)) || c.done) {
         goto out_release;
     }
     r = &rows[c.row]; /* the meta may pick another row of the same operands (round's decimals) */
     /* in place, a result self cannot hold is refused before the loop is looked for (PyTorch's
      * order: int.bitwise_left_shift_(float) is a cast error, not a missing float loop) */
-    if (c.inplace && (st = mt_check_inplace(a->t[0], a->t[0]->ndim, a->t[0]->sizes,
-                                            r->bool_out ? MT_BOOL : c.dt))) {
+    if (c.inplace &&
+        (st = mt_check_inplace(mt_widen_as_given(a, a->t[0]), a->t[0]->ndim, a->t[0]->sizes,
+                               r->bool_out ? MT_BOOL : named_dtype(&c, c.dt)))) {
         goto out_release;
     }
     if (!dev->has_loop(c.row, c.dt)) {

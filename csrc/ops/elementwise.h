@@ -58,6 +58,17 @@ bool mt_ew_bool_result(mt_op op);
  * CPU (dispatch/complex.c calls it where no complex form runs). */
 mt_status mt_ew_refuse_complex(mt_op op, const mt_args *a);
 
+/* The checks of op, a family op, that PyTorch makes before it promotes its operands (clamp with
+ * no bound, sub of a bool, addcdiv of integers, heaviside's and _prelu_kernel's dtypes,
+ * masked_fill's value and mask, maximum of a complex), on the dtypes as given: mt_ew_call runs
+ * them before the row's meta, and the dispatcher before the rules of the shell and complex
+ * dtypes, whose refusals would come first otherwise. MT_OK for any other op. */
+mt_status mt_ew_check_first(mt_op op, const mt_args *a);
+
+/* Whether op's row reads its operand k as bool (where's condition, masked_fill's mask), which
+ * then joins no promotion. False for an op outside the family. */
+bool mt_ew_reads_bool(mt_op op, int k);
+
 /* The Scalar arguments that PyTorch's kernels of op convert checked into the call's dtype or
  * into the dtype they compute it in (alpha, addcmul's value, clamp_min's bound, leaky_relu's
  * slope; pow's exponent and lerp's weight as numbers; masked_fill's 0-dim value): PyTorch's

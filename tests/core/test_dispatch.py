@@ -64,6 +64,25 @@ def test_every_op_has_a_kernel_and_its_python_forms():
             assert callable(getattr(minitorch.Tensor, op)), op
 
 
+def test_host_slots_name_the_batch_sizes_of_the_packed_ops():
+    """ops.def's HOST_SLOTS(mask) bits name the tensor slots that stay on the host for data on any
+    device (the dispatcher leaves them out of the call's device): the packed recurrent ops'
+    batch_sizes, and nothing else."""
+    host = {}
+    for op in minitorch._C.OPS:
+        info = minitorch._C._op_info(op)
+        if info["host_slots"]:
+            schema = info["schema"]
+            params = [p.split("=")[0].split() for p in schema[schema.index("(") + 1:schema.rindex(")")].split(", ")]
+            tensors = [name for typ, name in (p for p in params if len(p) == 2) if typ.rstrip("?") == "Tensor"]
+            mask = info["host_slots"]
+            host[op] = [tensors[k] for k in range(mask.bit_length()) if mask >> k & 1]
+    assert host == {op: ["batch_sizes"] for op in ("lstm_data", "gru_data", "rnn_tanh_data", "rnn_relu_data",
+                                                   "_lstm_layer")}
+    assert minitorch._C._op_info("lstm_data")["host_slots"] == 0b10
+    assert minitorch._C._op_info("add")["host_slots"] == 0
+
+
 def test_dispatch_table_shows_keys():
     table = minitorch._C._dispatch_table("addmm")
     table.pop("CUDA", None)  # registered by _C_cuda where it is built (with cuBLAS)

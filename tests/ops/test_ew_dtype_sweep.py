@@ -20,9 +20,6 @@ DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32"
           "float8_e4m3fnuz", "float8_e5m2fnuz"]
 X = [1, 2, 3, 0]
 Y = [2, 1, 3, 1]
-WIDE = re.compile(r"'(Int|Long|Float)'|result type (Int|Long|Float) |output type (Int|Long|Float)$")
-SMALL = re.compile(r"'(Byte|Char|Short|Half|BFloat16)'|result type (Byte|Char|Short|Half|BFloat16) |"
-                   r"output type (Byte|Char|Short|Half|BFloat16)$")
 
 
 def _words(out):
@@ -38,48 +35,23 @@ def _rounded_once(m, t):
 # The differences left, each a class: its reason -> whether (op, dtypes, minitorch's outcome,
 # PyTorch's) is one of it.
 KNOWN = {
-    "dispatch/widen.c computes the small dtypes in int32/int64/float32 before the family's front end "
-    "looks for a loop or checks in place, so a refusal names the wider dtype ('Int', 'Float') where "
-    "PyTorch names 'Byte', 'Half'":
-        lambda op, d, m, t: m[0] == t[0] == "err" and m[1] == t[1] and WIDE.search(_words(m)) is not None
-        and SMALL.search(_words(t)) is not None,
     "minitorch computes float16 and bfloat16 in float32 where PyTorch has no Half or BFloat16 loop "
     "(torch.special's functions, ndtri, ...)":
         lambda op, d, m, t: m[0] == "ok" and m[1] in ("float16", "bfloat16") and t[0] == "err"
         and re.search(r"not implemented for '(Half|BFloat16)'", t[2]) is not None,
     "float16 and bfloat16 rounded once by minitorch, step by step by PyTorch": lambda op, d, m, t: _rounded_once(m, t),
-    "PyTorch's own check of a few ops (sub of a bool, maximum of a complex) comes before its promotion "
-    "of the shell dtypes; minitorch promotes first":
-        lambda op, d, m, t: m[0] == t[0] == "err" and _words(m).startswith("Promotion for")
-        and not t[2].startswith("Promotion for"),
-    "polygamma's kernel is named by n in PyTorch (digamma, trigamma, polygamma)":
-        lambda op, d, m, t: op.startswith("polygamma") and "trigamma" in _words(t),
-    "clamp with no bound: the shell and complex rules refuse the dtype before the front end asks for one":
-        lambda op, d, m, t: op.startswith("clamp") and "At least one of 'min' or 'max'" in _words(t),
-    "lerp with a tensor weight is PyTorch's lerp_kernel_tensor; the row names lerp_kernel_scalar":
-        lambda op, d, m, t: op.startswith("lerp") and "lerp_kernel_tensor" in _words(t),
     "torch.special's i1 rows name their float8 kernel (special_i1_cpu) where PyTorch's complex refusal "
     "names i1_cpu":
         lambda op, d, m, t: m[0] == t[0] == "err" and _words(m).replace("special_", "") == _words(t),
-    "in place with a complex operand, dispatch/complex.c refuses the complex dtype (or the logical ops' "
-    "complex form) before the front end checks what self can hold":
-        lambda op, d, m, t: op.endswith("_") and d[-1] in ("complex64", "complex128") and m[0] == "err"
-        and ("can't be cast" in _words(t) or t[0] == "ok") and d[0] not in ("complex64", "complex128"),
+    "the logical ops in place with a complex operand: minitorch has no complex form of them, PyTorch "
+    "computes":
+        lambda op, d, m, t: op.startswith("logical_") and op.endswith("_") and d[-1] in ("complex64", "complex128")
+        and m[0] == "err" and t[0] == "ok" and d[0] not in ("complex64", "complex128"),
     "fmax and fmin name maximum_cpu and minimum_cpu for every shell dtype (SHELL_AS); PyTorch names "
     "fmax_cpu for the float8 formats":
         lambda op, d, m, t: op in ("fmax", "fmin") and "float8" in d[0] and f'"{op}_cpu"' in _words(t),
     "torch.special's modified_bessel_i0 and i1 run i0's and i1's rows, whose kernel names they give":
         lambda op, d, m, t: op.startswith("special_modified_bessel_i") and "modified_bessel_i" in _words(t),
-    "addcdiv's integer division message comes after the shell rule":
-        lambda op, d, m, t: op.startswith("addcdiv") and "Integer division with addcdiv" in _words(t),
-    "where and masked_fill are not checked for PyTorch's promotion of their values (uint16 with bool, float8 "
-    "with anything: promotion errors); masked_fill's 1-dim value is refused for its mask first":
-        lambda op, d, m, t: op in ("where", "masked_fill", "masked_fill_"),
-    "heaviside refuses two dtypes ('not yet implemented for tensors with different dtypes') after the "
-    "shell and complex rules, not before them":
-        lambda op, d, m, t: op.startswith("heaviside"),
-    "_prelu_kernel's weight is not checked against self's dtype as PyTorch's is":
-        lambda op, d, m, t: op == "_prelu_kernel",
     "the complex rows PyTorch has that minitorch lacks (logaddexp, nan_to_num, ...): refused":
         lambda op, d, m, t: m[0] == "err" and t[0] == "ok" and t[1].startswith("complex"),
 }
@@ -238,3 +210,54 @@ def test_clamp_takes_and_refuses_as_torch(case, dtype):
         except Exception as e:  # noqa: BLE001 - compared with PyTorch's
             out.append(("err", type(e).__name__, str(e).split("\n")[0]))
     assert out[0] == out[1]
+
+
+# Calls whose check compares or names a small dtype (uint8, int8, float16, bfloat16), which the
+# dispatcher widens before the family's front end runs: the check sees them as given.
+AS_GIVEN = {
+    "heaviside_byte_char": lambda m: m.heaviside(m.tensor([1, 0]).to(m.uint8), m.tensor([1, 0]).to(m.int8)),
+    "heaviside_half_bfloat16": lambda m: m.heaviside(m.tensor([1.0]).half(), m.tensor([1.0]).bfloat16()),
+    "lerp_end_bfloat16": lambda m: m.lerp(m.tensor([1.0]).half(), m.tensor([2.0]).bfloat16(), 0.5),
+    "lerp_weight_half": lambda m: m.lerp(m.tensor([1.0, 2]).bfloat16(), m.tensor([2.0, 3]).bfloat16(),
+                                         m.tensor([0.5, 0.5]).half()),
+    "lerp_bytes": lambda m: m.lerp(*(m.tensor([1, 2]).to(m.uint8),) * 3),
+    "masked_fill_byte_mask": lambda m: m.tensor([1.0, 2]).masked_fill(m.tensor([1, 0]).to(m.uint8), m.tensor(3.0)),
+    "masked_fill_half_mask": lambda m: m.tensor([1.0, 2]).masked_fill(m.tensor([1, 0]).half(), m.tensor(3.0)),
+    "add_bool_byte": lambda m: m.tensor([True]).add_(m.tensor([1]).to(m.uint8)),
+    "mul_char_complex": lambda m: m.tensor([1]).to(m.int8).mul_(m.tensor([1j])),
+    "bitwise_and_half": lambda m: m.bitwise_and(m.tensor([1.0]).half(), m.tensor([1.0]).half()),
+    "gcd_bfloat16_": lambda m: m.tensor([4]).to(m.int16).gcd_(m.tensor([2.0]).bfloat16()),
+    "polygamma_0_complex": lambda m: m.polygamma(0, m.tensor([1j])),
+    "polygamma_3_complex": lambda m: m.polygamma(3, m.tensor([1j])),
+}
+
+
+@pytest.mark.parametrize("case", AS_GIVEN)
+def test_checks_see_small_dtypes_as_given(case):
+    out = []
+    for lib in (minitorch, torch):
+        try:
+            r = AS_GIVEN[case](lib)
+            out.append(("ok", str(r.dtype).split(".")[-1], r.float().tolist()))
+        except Exception as e:  # noqa: BLE001 - compared with PyTorch's
+            out.append(("err", type(e).__name__, str(e).split("\n")[0]))
+    assert out[0] == out[1]
+    assert out[1][0] == "err"  # each case is a refusal whose words name the dtypes
+
+
+BIG_UINT_CALLS = {
+    "add": lambda m, u, f: u + f, "mul_number": lambda m, u, f: u * 0.5, "sub_half": lambda m, u, f: f.half() - u,
+    "maximum": lambda m, u, f: m.maximum(u, f), "lt": lambda m, u, f: u < f,
+    "where": lambda m, u, f: m.where(m.tensor([True, False]), u, f.double()), "atan2": lambda m, u, f: m.atan2(f, u),
+    "in_place_float_self": lambda m, u, f: f.double().add_(u),
+}
+
+
+@pytest.mark.parametrize("case", BIG_UINT_CALLS)
+def test_a_uint64_from_2_63_up_meets_a_float_as_itself(case):
+    """A uint64 met by a float computes in that float, converted to it as itself, not through int64
+    (where it would turn negative)."""
+    got, want = (BIG_UINT_CALLS[case](lib, lib.tensor([2**63 + 2**40, 7], dtype=lib.uint64),
+                                      lib.tensor([1.5, 1e19], dtype=lib.float32)) for lib in (minitorch, torch))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(np.array(got.double().tolist()), np.array(want.double().tolist()), rtol=1e-3)
