@@ -4,7 +4,7 @@ PIP := $(PYTHON) -m pip
 TORCH_VERSION := 2.13.0
 # What setup.py imports, installed into this Python so that pip builds here (--no-build-isolation)
 # and reuses the objects in build/: a second install, make test after make demo, compiles nothing.
-BUILD_REQS := "setuptools>=68" wheel "scipy-openblas32>=0.3.27" "numpy>=1.24"
+BUILD_REQS := "setuptools>=68" wheel "scipy-openblas32>=0.3.34.481" "numpy>=1.24"
 EDITABLE := $(PIP) install -q --no-build-isolation -e
 
 .PHONY: demo test install install-test build build-reqs test-cpu test-wheel test-sanitize test-cuda-emu \

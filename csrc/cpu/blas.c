@@ -43,9 +43,11 @@ mt_cpu_lib_exit(void)
 /* Inside one of our parallel regions a gemm runs on the calling thread alone. A plain
  * cblas_sgemm there splits itself into OpenBLAS's jobs, which wait on one another for their
  * packed panels, and the threads callback's nested region (threads.c) runs them one after
- * another on this one thread: it hung. OpenBLAS's strided batch (0.3.31 on) runs each product of
- * a batch whole as one job, so a batch of one is one job, which the callback runs here; the thread
- * count the rest of the program sees (openblas_set_num_threads) stays as it is. */
+ * another on this one thread: it hung. OpenBLAS's strided batch runs each product of a batch
+ * whole as one job, so a batch of one is one job, which the callback runs here; the thread count
+ * the rest of the program sees (openblas_set_num_threads) stays as it is. scipy-openblas32
+ * exports it with its scipy_ prefix from 0.3.34.481 (earlier wheels left it unprefixed): the
+ * floor in pyproject.toml. */
 static void
 gemm_on_this_thread(mt_dtype dt, enum CBLAS_TRANSPOSE at, enum CBLAS_TRANSPOSE bt, int m, int n,
                     int k, double alpha, const void *a, int lda, const void *b, int ldb,
