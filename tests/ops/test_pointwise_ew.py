@@ -71,6 +71,9 @@ def test_unary_small_dtypes_same_as_torch(name, dtype):
     float32 result and PyTorch's differ by one before rounding."""
     fn = UNARY[name].fn
     a = EDGES.reshape(2, 11)
+    if name.startswith("gelu"):
+        # as above: on a CPU with AVX-512, PyTorch's vectorised float16 GELU gives NaN for +inf too
+        a = np.where(a == INF, 3.0, a)
     if dtype != "float16":
         info = np.iinfo(dtype)
         a = np.nan_to_num(a, posinf=7, neginf=-7).clip(max(-100, info.min), 100).astype(dtype)
