@@ -617,18 +617,19 @@ mt_cpu_conv_direct_weight(const float *x, const float *go, float *gw, const conv
     p.chunk = PAD_BYTES / (int64_t)sizeof(float) / per_image;
     p.chunk = p.chunk < go_chunk ? p.chunk : go_chunk;
     p.chunk = p.chunk < 1 ? 1 : p.chunk > share ? share : p.chunk;
-    mt_tensor *xpad = NULL, *gpad = NULL, *off = NULL, *sums = NULL;
-    /* a row's last vector reads up to DW - 1 columns past the row: past the last, slack */
+    mt_tensor *xpad = NULL, *gpad = NULL, *off = NULL;
+    /* xpad holds each part's padded images, then the sums of the parts after the first; a row's
+     * last vector reads up to DW - 1 columns past the row: past a part's last, slack */
     const int64_t pad_part = p.chunk * per_image + DW, gpad_part = p.chunk * hw->oc * rows * p.owp;
-    int64_t pad_elems = parts * pad_part, gpad_elems = parts * gpad_part,
-            sums_elems = (parts - 1) * hw->oc * p.taps;
+    const int64_t total = hw->oc * p.taps;
+    int64_t pad_elems = parts * pad_part + (parts - 1) * total, gpad_elems = parts * gpad_part;
     mt_status st;
     if ((st = mt_tensor_empty(1, &pad_elems, MT_FLOAT32, dev, &xpad)) ||
         (hw->ow < DW && (st = mt_tensor_empty(1, &gpad_elems, MT_FLOAT32, dev, &gpad))) ||
-        (st = mt_tensor_empty(1, &p.taps, MT_INT64, dev, &off)) ||
-        (parts > 1 && (st = mt_tensor_empty(1, &sums_elems, MT_FLOAT32, dev, &sums)))) {
+        (st = mt_tensor_empty(1, &p.taps, MT_INT64, dev, &off))) {
         goto out_release;
     }
+    float *sums = (float *)mt_tensor_data(xpad) + parts * pad_part;
     tap_offsets(g, p.taps, p.dp, p.hp, p.wpad, (int64_t *)mt_tensor_data(off));
     p.off = (const int64_t *)mt_tensor_data(off);
     /* part k's sums: gw itself for the first, sums (parts - 1, OC, taps) for the others */
@@ -637,8 +638,7 @@ mt_cpu_conv_direct_weight(const float *x, const float *go, float *gw, const conv
         float *xp = (float *)mt_tensor_data(xpad) + k * pad_part;
         wgrad_part q = {.xpad = xp,
                         .gpad = gpad ? (float *)mt_tensor_data(gpad) + k * gpad_part : NULL,
-                        .gw = k == 0 ? gw
-                                     : (float *)mt_tensor_data(sums) + (k - 1) * hw->oc * p.taps,
+                        .gw = k == 0 ? gw : sums + (k - 1) * total,
                         .first = true};
         memset(xp + p.chunk * per_image, 0, DW * sizeof(float));
         for (int64_t n0 = k * share; n0 < (k + 1) * share; n0 += p.chunk) {
@@ -647,19 +647,17 @@ mt_cpu_conv_direct_weight(const float *x, const float *go, float *gw, const conv
         }
     }
     /* the other parts' sums added into gw, in order, split among the threads by elements */
-    const int64_t total = hw->oc * p.taps;
 #pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
     for (int k = 0; k < parts; k++) {
         const int64_t e0 = total * k / parts, e1 = total * (k + 1) / parts;
         for (int j = 1; j < parts; j++) {
-            const float *s = (const float *)mt_tensor_data(sums) + (j - 1) * total;
+            const float *s = sums + (j - 1) * total;
             for (int64_t e = e0; e < e1; e++) {
                 gw[e] += s[e];
             }
         }
     }
 out_release:
-    mt_tensor_clear(&sums);
     mt_tensor_clear(&off);
     mt_tensor_clear(&gpad);
     mt_tensor_clear(&xpad);
