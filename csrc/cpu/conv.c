@@ -339,8 +339,8 @@ conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64
  * evenly and the work fills the threads, so that no thread waits for another between im2col
  * and the gemm, nor OpenBLAS's threads for each other inside a small gemm (a 1x1 256 -> 64 on
  * 14x14 is a 64x196x256 gemm an image); else 1, and each image's im2col and gemm are split. */
-static int
-images_apart(const conv_geom *g)
+int
+mt_cpu_conv_images_apart(const conv_geom *g)
 {
     const int64_t macs = g->n * g->oc * (g->c / g->groups) * g->kh * g->kw * g->oh * g->ow;
     const int parts = mt_parallel_parts(macs, CONV_APART_MACS);
@@ -503,7 +503,7 @@ mt_cpu_conv2d(mt_args *a)
         goto out_release;
     }
     const conv3_geom dg = {.hw = g, .c = g.c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
-    const int apart = images_apart(&g);
+    const int apart = mt_cpu_conv_images_apart(&g);
     const bool deep = deep_layer(&g, apart);
     /* Winograd's F(2x2, 3x3): 16 products a tile of 4 outputs where the gemm or the direct
      * kernel makes 36, and no im2col; where it pays (mt_cpu_conv_winograd_suits) */

@@ -87,3 +87,39 @@ def test_images_apart_path(n, nthreads, calls):
     finally:
         minitorch.set_num_threads(before)
     assert [e.label for e in events if e.layer == "Library"] == ["Library::cblas_sgemm"] * calls
+
+
+@pytest.mark.parametrize("case", [
+    ((4, 40, 20, 20), (16, 40, 3, 3), 2, 1, 1, 1),  # strided: the input's gradient by gemm + col2im
+    ((4, 64, 9, 9), (24, 64, 1, 1), 2, 0, 1, 1),  # a strided 1x1
+    ((4, 40, 13, 11), (12, 20, 3, 3), 2, 2, 2, 2),  # groups, dilation
+    ((3, 40, 20, 20), (16, 40, 3, 3), 2, 1, 1, 1),  # 3 images: each image split
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_images_apart_input_gradient(case, dtype, threads):
+    xs, ws, stride, padding, dilation, groups = case
+    x, w = data(*xs, dtype=dtype), data(*ws, dtype=dtype)
+    xm = minitorch.tensor(x, requires_grad=True)
+    y = minitorch.nn.functional.conv2d(xm, minitorch.tensor(w), None, stride, padding, dilation, groups)
+    g = data(*y.shape, dtype=dtype)
+    y.backward(minitorch.tensor(g))
+    xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    yt = torch.nn.functional.conv2d(xt, torch.tensor(w, dtype=torch.float64), None, stride, padding, dilation, groups)
+    yt.backward(torch.tensor(g, dtype=torch.float64))
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(xm.grad.numpy(), xt.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("n,nthreads", [(4, 2), (4, 1), (3, 2)])
+def test_images_apart_input_gradient_path(n, nthreads):
+    # one gemm an image whichever way the images go (each split by OpenBLAS, or a thread's own)
+    from minitorch._journey import record
+    before = minitorch.get_num_threads()
+    minitorch.set_num_threads(nthreads)
+    try:
+        g, w = minitorch.tensor(data(n, 32, 12, 12)), minitorch.tensor(data(32, 64, 3, 3))
+        got, events = record(minitorch._C.convolution_backward_input, g, w, [n, 64, 24, 24], 2, 1, 1, 1)
+    finally:
+        minitorch.set_num_threads(before)
+    assert [e.label for e in events if e.layer == "Library"] == ["Library::cblas_sgemm"] * n
+    assert tuple(got.shape) == (n, 64, 24, 24)
