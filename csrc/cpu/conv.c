@@ -48,6 +48,8 @@
 /* Most bytes of col and of the gemm's result together for one chunk of a deep layer's small
  * images: as many as fit, up to this */
 #define CONV_DEEP_BYTES (1 << 25)
+/* Fewest multiply-adds of a thread's share of the images for them to go apart (images_apart) */
+#define CONV_APART_MACS (1 << 20)
 
 
 conv_geom
@@ -332,16 +334,31 @@ conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64
     }
 }
 
+/* The parts the images split into where more than one thread runs: each part a thread's, with
+ * its own col, its gemms run by BLAS at one thread (mt_cpu_lapack_begin). Where they split
+ * evenly and the work fills the threads, so that no thread waits for another between im2col
+ * and the gemm, nor OpenBLAS's threads for each other inside a small gemm (a 1x1 256 -> 64 on
+ * 14x14 is a 64x196x256 gemm an image); else 1, and each image's im2col and gemm are split. */
+int
+mt_cpu_conv_images_apart(const conv_geom *g)
+{
+    const int64_t macs = g->n * g->oc * (g->c / g->groups) * g->kh * g->kw * g->oh * g->ow;
+    const int parts = mt_parallel_parts(macs, CONV_APART_MACS);
+    return parts > 1 && g->n % parts == 0 ? parts : 1;
+}
+
 /* Whether g is a deep layer (CONV_DEEP_TAPS): im2col + gemm rather than the direct kernel. A
- * strided plane of CONV_SMALL_PLANE pixels or more only on one thread: on two, an image's im2col
- * and gemm in turn took 9.2 ms on 64 -> 128 3x3/2 on 56x56 where the direct kernel took 6.9
- * (128 -> 256/2 on 28x28: 8.9 and 6.0; wall time, the best of 20 on the loaded machine). */
+ * strided plane of CONV_SMALL_PLANE pixels or more only where one thread runs each image (one
+ * thread, or the images apart): on two threads splitting each image, its im2col and gemm in
+ * turn took 9.2 ms on 64 -> 128 3x3/2 on 56x56 where the direct kernel took 6.9 (128 -> 256/2
+ * on 28x28: 8.9 and 6.0; wall time, the best of 20 on the loaded machine). */
 static bool
-deep_layer(const conv_geom *g)
+deep_layer(const conv_geom *g, int apart)
 {
     const bool strided = g->sh > 1 || g->sw > 1;
     return g->c / g->groups * g->kh * g->kw > CONV_DEEP_TAPS &&
-           ((strided && mt_get_num_threads() == 1) || g->oh * g->ow < CONV_SMALL_PLANE);
+           ((strided && (mt_get_num_threads() == 1 || apart > 1)) ||
+            g->oh * g->ow < CONV_SMALL_PLANE);
 }
 
 // a->out[0] = conv(x, w) + bias (a->t[2]) by the direct kernel (conv_direct.c); x and w dense,
@@ -407,6 +424,47 @@ conv_ndhwc(mt_args *a)
     return st;
 }
 
+/* What every part of mt_cpu_conv2d's im2col + gemm path shares: the dense operands, the
+ * layout of col (blocks of `rows` output rows, or chunks of `chunk` images with batch) */
+typedef struct conv_share {
+    const char *x, *w;
+    char *out;
+    const mt_tensor *bias;
+    const conv_geom *g;
+    mt_dtype dt;
+    bool own_col, cl, batch;
+    int64_t rows, chunk;
+} conv_share;
+
+// images [b0, b1) of s->x into s->out by im2col into col (unless the image is its own) and
+// gemms: chunk by chunk through conv_images (tmp its result, NULL channels-last) with
+// s->batch, else an image and a block of rows at a time
+static void
+conv_part(const conv_share *s, char *col, char *tmp, int64_t b0, int64_t b1)
+{
+    const conv_geom *g = s->g;
+    const size_t item = mt_dtype_size(s->dt);
+    const int64_t n = g->oh * g->ow, in_bytes = g->c * g->h * g->w * (int64_t)item;
+    for (int64_t c0 = b0; c0 < b1 && s->batch; c0 += s->chunk) {
+        conv_images(s->x, s->out, s->w, col, tmp, c0, c0 + s->chunk < b1 ? c0 + s->chunk : b1,
+                    s->bias, g, s->dt);
+    }
+    for (int64_t b = b0; b < b1 && !s->batch; b++) {
+        const char *image = s->x + b * in_bytes;
+        char *out_b = s->out + b * g->oc * n * (int64_t)item;
+        for (int64_t oh0 = 0; oh0 < g->oh; oh0 += s->rows) {
+            int64_t oh1 = oh0 + s->rows < g->oh ? oh0 + s->rows : g->oh, nb = (oh1 - oh0) * g->ow;
+            if (s->own_col) {
+                im2col_threaded(image, col, nb, g, item, oh0, oh1);
+            }
+            /* rows [oh0, oh1) of out_b: (OC, nb) rows n apart, or (nb, OC) channels-last */
+            conv_block(s->w, s->own_col ? col : image, s->own_col ? nb : n,
+                       out_b + oh0 * g->ow * (s->cl ? g->oc : 1) * (int64_t)item, s->cl ? g->oc : n,
+                       nb, s->bias, g, s->dt, s->cl);
+        }
+    }
+}
+
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
 // out (N, OC, OH, OW) or (OC, OH, OW) row-major, or channels-last (N, OH, OW, OC) as the front
 // end states it, written so by the direct kernel and the gemm (the integer loops write
@@ -445,7 +503,8 @@ mt_cpu_conv2d(mt_args *a)
         goto out_release;
     }
     const conv3_geom dg = {.hw = g, .c = g.c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
-    const bool deep = deep_layer(&g);
+    const int apart = mt_cpu_conv_images_apart(&g);
+    const bool deep = deep_layer(&g, apart);
     /* Winograd's F(2x2, 3x3): 16 products a tile of 4 outputs where the gemm or the direct
      * kernel makes 36, and no im2col; where it pays (mt_cpu_conv_winograd_suits) */
     if (mt_cpu_conv_winograd_suits(&g, dt) && a->t[1]->dtype == dt) { /* row-major out */
@@ -471,45 +530,46 @@ mt_cpu_conv2d(mt_args *a)
      * than one thread: on one, its copy out of the gemm's result costs more than it saves,
      * but for a deep layer's small planes, whose gemm an image is a poor shape. A deep layer's
      * larger planes go an image at a time: a gemm an image fills the threads, and a chunk of
-     * one (its col over 1 MiB) would only add the copy. */
+     * one (its col over 1 MiB) would only add the copy. Apart, each part does so with its
+     * share of the images. */
     const bool blas = dt == MT_FLOAT32 || dt == MT_FLOAT64;
     const bool small = deep && n < CONV_SMALL_PLANE;
+    const int64_t share = g.n / apart;
     int64_t chunk = (small ? CONV_DEEP_BYTES : CONV_BATCH_BYTES) /
                     ((krows + g.oc) * n * (int64_t)item + 1);
-    chunk = chunk < 1 ? 1 : chunk > g.n ? g.n : chunk;
+    chunk = chunk < 1 ? 1 : chunk > share ? share : chunk;
     /* a channels-last result takes the gemm's output as it comes, with no copy out */
     const bool cl = blas && mt_front_take_format(a->plan, a, 0);
-    const bool batch = own_col && blas && rows == g.oh && g.n > 1 && g.c / g.groups > 0 &&
+    const bool batch = own_col && blas && rows == g.oh && share > 1 && g.c / g.groups > 0 &&
                        (small || (!deep && (mt_get_num_threads() > 1 || cl)));
-    int64_t col_sizes[2] = {krows, batch ? chunk * n : rows * g.ow};
-    if (own_col && g.n > 0 && (st = mt_tensor_empty(2, col_sizes, dt, mt_tensor_device(x), &col))) {
+    /* part k's col: rows [k*krows, (k+1)*krows); its tmp: rows [k*OC, (k+1)*OC) */
+    int64_t col_sizes[2] = {apart * krows, batch ? chunk * n : rows * g.ow};
+    int64_t tmp_sizes[2] = {apart * g.oc, chunk * n};
+    if ((own_col && g.n > 0 &&
+         (st = mt_tensor_empty(2, col_sizes, dt, mt_tensor_device(x), &col))) ||
+        (batch && !cl && (st = mt_tensor_empty(2, tmp_sizes, dt, mt_tensor_device(x), &tmp)))) {
         goto out_release;
     }
-    if (batch) {
-        int64_t tmp_sizes[2] = {g.oc, chunk * n};
-        if (!cl && (st = mt_tensor_empty(2, tmp_sizes, dt, mt_tensor_device(x), &tmp))) {
-            goto out_release;
-        }
-        for (int64_t b0 = 0; b0 < g.n; b0 += chunk) {
-            conv_images(mt_tensor_data(x), mt_tensor_data(out), mt_tensor_data(w),
-                        mt_tensor_data(col), tmp ? mt_tensor_data(tmp) : NULL, b0,
-                        b0 + chunk < g.n ? b0 + chunk : g.n, a->t[2], &g, dt);
-        }
+    const conv_share sh = {.x = mt_tensor_data(x),
+                           .w = mt_tensor_data(w),
+                           .out = mt_tensor_data(out),
+                           .bias = a->t[2],
+                           .g = &g,
+                           .dt = dt,
+                           .own_col = own_col,
+                           .cl = cl,
+                           .batch = batch,
+                           .rows = rows,
+                           .chunk = chunk};
+    const int blas_threads = apart > 1 ? mt_cpu_lapack_begin() : 1;
+#pragma omp parallel for num_threads(apart) schedule(static) if (apart > 1)
+    for (int k = 0; k < apart; k++) {
+        conv_part(&sh, col ? mt_tensor_data(col) + k * krows * col_sizes[1] * (int64_t)item : NULL,
+                  tmp ? mt_tensor_data(tmp) + k * g.oc * tmp_sizes[1] * (int64_t)item : NULL,
+                  k * share, (k + 1) * share);
     }
-    const int64_t in_bytes = g.c * g.h * g.w * (int64_t)item;
-    for (int64_t b = 0; b < g.n && !batch; b++) {
-        const char *image = mt_tensor_data(x) + b * in_bytes;
-        char *out_b = mt_tensor_data(out) + b * g.oc * n * (int64_t)item;
-        for (int64_t oh0 = 0; oh0 < g.oh; oh0 += rows) {
-            int64_t oh1 = oh0 + rows < g.oh ? oh0 + rows : g.oh, nb = (oh1 - oh0) * g.ow;
-            if (own_col) {
-                im2col_threaded(image, mt_tensor_data(col), nb, &g, item, oh0, oh1);
-            }
-            /* rows [oh0, oh1) of out_b: (OC, nb) rows n apart, or (nb, OC) channels-last */
-            conv_block(mt_tensor_data(w), own_col ? mt_tensor_data(col) : image, own_col ? nb : n,
-                       out_b + oh0 * g.ow * (cl ? g.oc : 1) * (int64_t)item, cl ? g.oc : n, nb,
-                       a->t[2], &g, dt, cl);
-        }
+    if (apart > 1) {
+        mt_cpu_lapack_end(blas_threads);
     }
 out_release:
     mt_tensor_clear(&tmp);

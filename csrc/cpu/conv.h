@@ -39,6 +39,11 @@ conv_geom mt_cpu_conv3_flat(const conv3_geom *g);
 /* Whether BLAS's 32-bit sizes hold g's products, else the error. */
 mt_status mt_cpu_conv_fits_blas(const conv_geom *g);
 
+/* The parts g's images split into among the threads for im2col + gemm (each part a thread's,
+ * its gemms run by BLAS at one thread), or 1 where they do not split evenly or are too little
+ * work: conv.c */
+int mt_cpu_conv_images_apart(const conv_geom *g);
+
 /* col (C*KH*KW, (oh1-oh0)*OW), rows ld elements apart, of image x (C, H, W): conv.c */
 void mt_cpu_im2col_rows(const char *x, char *col, int64_t ld, const conv_geom *g, size_t item,
                         int64_t oh0, int64_t oh1);

@@ -70,8 +70,8 @@ mt_cpu_col2im_image(const void *col, void *x, const conv_geom *g, mt_dtype dt)
 }
 
 /* What both backward kernels hold: the geometry, the sizes of one image and group, and the
- * tensors: grad_output and the other operand (weight or input) dense in dt, the col buffer (unless
- * the image is its own col) and the gradient being made (a->out[0], row-major, of the size in
+ * tensors: grad_output and the other operand (weight or input) dense in dt, the col buffer of
+ * each part of the images (unless the image is its own col) and the gradient being made (a->out[0], row-major, of the size in
  * a->l[0], zeroed). */
 typedef struct conv_bwd {
     conv_geom g;
@@ -82,7 +82,7 @@ typedef struct conv_bwd {
 } conv_bwd;
 
 static mt_status
-conv_bwd_begin(mt_args *a, conv_bwd *c)
+conv_bwd_begin(mt_args *a, conv_bwd *c, int parts)
 {
     *c = (conv_bwd){.g = a->plan->conv, .dt = a->t[0]->dtype};
     const conv_geom *g = &c->g;
@@ -96,7 +96,7 @@ conv_bwd_begin(mt_args *a, conv_bwd *c)
     c->m = g->c / g->groups * g->kh * g->kw;
     c->og = g->oc / g->groups;
     c->own_col = !col_is_image(g);
-    int64_t col_sizes[2] = {g->c * g->kh * g->kw, c->ohw};
+    int64_t col_sizes[2] = {parts * g->c * g->kh * g->kw, c->ohw}; /* a col for each part */
     c->grad = a->out[0];
     memset(mt_tensor_data(c->grad), 0, (size_t)mt_tensor_numel(c->grad) * (size_t)c->item);
     if ((st = mt_cpu_dense(a->t[0], c->dt, &c->go)) ||
@@ -290,6 +290,36 @@ run_dense(mt_args *a, bwd_fn fn, bool cl, bool nhwc)
     return st;
 }
 
+// images [b0, b1) of the input's gradient: per image and group, col = w_g^T @ go_g (or straight
+// into the image's gradient, a 1x1 kernel), then col2im split among the threads by channels
+// (after the gemm, which is BLAS's; one thread inside a part of mt_cpu_conv_images_apart's)
+static void
+input_images(const conv_bwd *c, char *col, int64_t b0, int64_t b1)
+{
+    const conv_geom *g = &c->g;
+    const int64_t item = c->item, ohw = c->ohw, m = c->m, og = c->og;
+    for (int64_t b = b0; b < b1 && ohw > 0 && m > 0; b++) {
+        const char *go_b = mt_tensor_data(c->go) + b * g->oc * ohw * item;
+        char *gx_b = mt_tensor_data(c->grad) + b * g->c * c->hw * item;
+        char *dst = c->own_col ? col : gx_b;
+        for (int64_t gi = 0; gi < g->groups; gi++) {
+            mt_cpu_gemm_raw(c->dt, true, false, (int)m, (int)ohw, (int)og, 1.0,
+                            mt_tensor_data(c->other) + gi * og * m * item, (int)m,
+                            go_b + gi * og * ohw * item, (int)ohw, 0.0, dst + gi * m * ohw * item,
+                            (int)ohw);
+        }
+        const int parts = c->own_col ? mt_parallel_parts(m * g->groups * ohw, 32768) : 1;
+#pragma omp parallel for num_threads(parts) schedule(static)
+        for (int64_t ch = 0; ch < (c->own_col ? g->c : 0); ch++) {
+            if (c->dt == MT_FLOAT32) {
+                col2im_f32((const float *)col, (float *)gx_b, g, ch);
+            } else {
+                col2im_f64((const double *)col, (double *)gx_b, g, ch);
+            }
+        }
+    }
+}
+
 // grad_output (N, OC, OH, OW) or unbatched, weight (OC, C/G, KH, KW), input_size (N, C, H, W)
 // or (C, H, W); out (input_size) = the gradient of conv2d's input
 mt_status
@@ -310,30 +340,19 @@ mt_cpu_convolution_backward_input(mt_args *a)
     if (direct) {
         return run_dense(a, input_direct, mt_front_take_format(a->plan, a, 0), false);
     }
+    const int apart = mt_cpu_conv_images_apart(&a->plan->conv);
     conv_bwd c;
-    mt_status st = conv_bwd_begin(a, &c);
+    mt_status st = conv_bwd_begin(a, &c, apart);
     const conv_geom *g = &c.g;
-    const int64_t item = c.item, ohw = c.ohw, m = c.m, og = c.og;
-    for (int64_t b = 0; st == MT_OK && b < g->n && ohw > 0 && m > 0; b++) {
-        const char *go_b = mt_tensor_data(c.go) + b * g->oc * ohw * item;
-        char *gx_b = mt_tensor_data(c.grad) + b * g->c * c.hw * item;
-        char *dst = c.own_col ? mt_tensor_data(c.col) : gx_b;
-        for (int64_t gi = 0; gi < g->groups; gi++) {
-            mt_cpu_gemm_raw(c.dt, true, false, (int)m, (int)ohw, (int)og, 1.0,
-                            mt_tensor_data(c.other) + gi * og * m * item, (int)m,
-                            go_b + gi * og * ohw * item, (int)ohw, 0.0, dst + gi * m * ohw * item,
-                            (int)ohw);
-        }
-        /* col2im split among the threads by channels (after the gemm, which is BLAS's) */
-        const int parts = c.own_col ? mt_parallel_parts(m * g->groups * ohw, 32768) : 1;
-#pragma omp parallel for num_threads(parts) schedule(static)
-        for (int64_t ch = 0; ch < (c.own_col ? g->c : 0); ch++) {
-            if (c.dt == MT_FLOAT32) {
-                col2im_f32((const float *)mt_tensor_data(c.col), (float *)gx_b, g, ch);
-            } else {
-                col2im_f64((const double *)mt_tensor_data(c.col), (double *)gx_b, g, ch);
-            }
-        }
+    const int64_t share = g->n / apart, krows = g->c * g->kh * g->kw;
+    const int blas_threads = apart > 1 ? mt_cpu_lapack_begin() : 1;
+#pragma omp parallel for num_threads(apart) schedule(static) if (apart > 1)
+    for (int k = 0; k < (st == MT_OK ? apart : 0); k++) {
+        char *col = c.own_col ? mt_tensor_data(c.col) + k * krows * c.ohw * c.item : NULL;
+        input_images(&c, col, k * share, (k + 1) * share);
+    }
+    if (apart > 1) {
+        mt_cpu_lapack_end(blas_threads);
     }
     return conv_bwd_end(&c, st);
 }
@@ -470,7 +489,7 @@ mt_cpu_convolution_backward_weight(mt_args *a)
         return run_dense(a, weight_direct, false, false);
     }
     conv_bwd c;
-    mt_status st = conv_bwd_begin(a, &c);
+    mt_status st = conv_bwd_begin(a, &c, 1);
     const conv_geom *g = &c.g;
     const int64_t item = c.item, ohw = c.ohw, k = c.m, og = c.og, krows = g->c * g->kh * g->kw;
     int64_t nb = BWD_CHUNK_BYTES / ((krows + g->oc) * ohw * item + 1);

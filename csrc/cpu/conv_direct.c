@@ -20,8 +20,8 @@
  * one (conv1d, which conv2d runs as OH = 1), that row cut into pieces of DW columns (DW further
  * in the input too, whatever the width stride), so that a block's second row is not left empty.
  *
- * The weight's gradient (conv2d's, mt_cpu_conv_direct_weight, at the end) reads the same padded
- * copy: each work item sums grad_output times the input a few taps read, for 8 channels. */
+ * The weight's gradient (conv2d's and conv3d's, mt_cpu_conv_direct_weight, at the end) reads the
+ * same padded copy: each work item sums grad_output times the input for 4 channels by 6 taps. */
 #include <string.h>
 
 #include "cpu/conv.h"
@@ -418,93 +418,116 @@ out_release:
  *         go[n, o, oh, ow] * xpad[n, g*C/groups + c, oh*sh + kh*dh, ow*sw + kw*dw]
  *
  * (o in group g; conv3d's alike, with taps (kd, kh, kw) and output rows (od, oh), the depth
- * padded too). A work item sums 8 output channels by 3 taps of one input channel in 24
- * vectors, DW output columns at a time (8 loads of grad_output, 3 of the padded input, 24 fused
- * multiply-adds), then adds up each vector's lanes. Images go a chunk at a time, the first
- * chunk's sums stored and the others' added, so that the grad_output of 8 channels an item
- * streams is still in cache for the next item. The chunk's grad_output is copied with its rows
- * padded by zeros to whole vectors (gpad), so a row's last vector needs no partial loads. */
+ * padded too). The taps of a group are taken in gw's order, t = (c, kd, kh, kw), each at its
+ * offset in xpad (tap_offsets, as the forward's). A work item sums WG_DOC output channels by
+ * WG_TAPS taps in 24 vectors, DW output columns at a time: WG_DOC loads of grad_output and
+ * WG_TAPS of the padded input for 24 fused multiply-adds, all in registers; then it adds up each
+ * vector's lanes. A row's last vector ends at its end, its lanes that the vector before holds
+ * masked off; rows narrower than a vector are copied with zeros after them (gpad), and read past
+ * their end in the padded input.
+ *
+ * Threads: where the images split evenly among them, each takes its share, a chunk at a time
+ * (its own padded copies, its own sums: no thread waits for another until the end, where the
+ * sums are added up); otherwise the items of each chunk are split among them. A chunk's images
+ * are few enough that an item's grad_output (WG_DOC channels) stays in L2 for the next item. */
 
-#define WG_DOC 8 /* output channels of an item */
-#define WG_TAPS 3 /* taps of an item: 24 vectors of sums, 8 + 3 loads for 24 multiply-adds */
+#define WG_DOC 4 /* output channels of an item */
+/* taps of an item: 24 vectors of sums, 4 + 6 loads for 24 multiply-adds, the loaded vectors and
+ * the sums in 29 registers (8 channels by 3 taps took 1.6x the time: 8 + 3 loads and 24 sums
+ * leave too few registers, and the compiler read grad_output from memory in each multiply-add,
+ * 27 loads for 24) */
+#define WG_TAPS 6
 /* Most bytes of grad_output of an item's channels in one chunk of images: within L2 */
 #define WG_GO_BYTES (256 << 10)
 
 typedef struct wgrad_plan {
     const conv3_geom *g;
-    const float *xpad, *gpad; /* the chunk's padded images and grad_output (rows of owp) */
-    const int64_t *off; /* tap_offsets of one channel's KH*KW taps */
-    float *gw;
-    int64_t taps, tgroups, blocks, cg, ocg, dp, hp, wpad, owp, nimg;
-    bool first; /* the first chunk: store the sums rather than add them */
+    const int64_t *off; /* tap_offsets of a group's C/groups*KD*KH*KW taps */
+    int64_t taps, tgroups, blocks, cg, ocg, dp, hp, wpad, chunk;
+    int64_t owp; /* grad_output's row stride as read: OW, or DW for rows copied into gpad */
 } wgrad_plan;
 
-/* acc[r * WG_DOC + o] += go row o * input row r of the item's taps, DW columns at col; the
- * inputs' lanes outside *keep are zeroed (past the row's outputs: gpad's zeros would turn an
- * inf or NaN there into NaN) */
+/* One thread's part: a chunk of images in its padded copy, and where its sums go. */
+typedef struct wgrad_part {
+    const float *xpad; /* the chunk's padded images */
+    const float *go; /* its grad_output (rows of owp): the caller's, or gpad */
+    float *gpad, *gw; /* gw (OC, taps) */
+    int64_t nimg;
+    bool first; /* its first chunk: store the sums rather than add them */
+} wgrad_part;
+
+/* acc[t * WG_DOC + o] += go row o * the input tap t reads, DW columns at col; with a mask, the
+ * inputs' lanes outside keep are zeroed: those the vector before summed, and those past the
+ * row's outputs (a zero of gpad would turn an inf or NaN there into NaN) */
 static inline __attribute__((always_inline)) FUSED void
-wgrad_step(const float *const *gr, const float *const *xr, int64_t col, const vi *keep, vf *acc)
+wgrad_step(const float *const *gr, const float *xr, const int64_t *off, int64_t col, const vi *keep,
+           vf *acc)
 {
-    vf xv[WG_TAPS];
-    for (int r = 0; r < WG_TAPS; r++) {
-        memcpy(&xv[r], xr[r] + col, sizeof(xv[r]));
-        xv[r] = (vf)((vi)xv[r] & *keep);
-    }
+    vf gv[WG_DOC];
     for (int o = 0; o < WG_DOC; o++) {
-        vf gv;
-        memcpy(&gv, gr[o] + col, sizeof(gv));
-        for (int r = 0; r < WG_TAPS; r++) {
-            acc[r * WG_DOC + o] += gv * xv[r];
+        memcpy(&gv[o], gr[o] + col, sizeof(gv[o]));
+    }
+    for (int t = 0; t < WG_TAPS; t++) {
+        vf xv;
+        memcpy(&xv, xr + off[t] + col, sizeof(xv));
+        if (keep != NULL) {
+            xv = (vf)((vi)xv & *keep);
+        }
+        for (int o = 0; o < WG_DOC; o++) {
+            acc[t * WG_DOC + o] += gv[o] * xv;
         }
     }
 }
 
-/* Work item `item`: group gi, channel block b, input channel c, WG_TAPS taps from
- * WG_TAPS * tg on (those that exist: the others repeat the first's sums, dropped). */
+/* Work item `item` of part q: group gi, channel block b, taps WG_TAPS * tg on (those that exist:
+ * the others repeat the first's sums, dropped), over q's images. */
 MT_SIMD_CLONES FUSED static void
-wgrad_item(const wgrad_plan *p, int64_t item)
+wgrad_item(const wgrad_plan *p, const wgrad_part *q, int64_t item)
 {
-    const conv_geom *hw = &p->g->hw;
-    const int64_t tg = item % p->tgroups, c = item / p->tgroups % p->cg;
-    const int64_t b = item / (p->tgroups * p->cg) % p->blocks,
-                  gi = item / (p->tgroups * p->cg * p->blocks);
+    const conv3_geom *g = p->g;
+    const conv_geom *hw = &g->hw;
+    const int64_t tg = item % p->tgroups, b = item / p->tgroups % p->blocks;
+    const int64_t gi = item / (p->tgroups * p->blocks);
     const int64_t t0 = WG_TAPS * tg, nt = p->taps - t0 < WG_TAPS ? p->taps - t0 : WG_TAPS;
     const int64_t oc0 = gi * p->ocg + b * WG_DOC;
     const int64_t noc = p->ocg - b * WG_DOC < WG_DOC ? p->ocg - b * WG_DOC : WG_DOC;
-    const int64_t plane = p->g->od * hw->oh * p->owp, last = p->owp - DW;
-    vi all = {0}, keep; /* keep: the lanes of a row's last vector that are outputs */
-    all -= 1;
+    const int64_t plane = g->od * hw->oh * p->owp, last = p->owp - DW;
+    vi keep; /* the lanes of a row's last vector that are outputs the others do not hold */
     for (int l = 0; l < DW; l++) {
-        keep[l] = last + l < hw->ow ? -1 : 0;
+        keep[l] = last + l >= (last + DW - 1) / DW * DW && last + l < hw->ow ? -1 : 0;
+    }
+    int64_t off[WG_TAPS];
+    for (int t = 0; t < WG_TAPS; t++) {
+        off[t] = p->off[t0 + (t < nt ? t : 0)];
     }
     vf acc[WG_TAPS * WG_DOC] = {{0}};
-    for (int64_t n = 0; n < p->nimg; n++) {
-        const float *xc = p->xpad + (n * p->g->c + gi * p->cg + c) * p->dp * p->hp * p->wpad;
-        const float *gn = p->gpad + (n * hw->oc + oc0) * plane;
-        for (int64_t row = 0; row < p->g->od * hw->oh; row++) { /* (od, oh) */
-            const int64_t od = row / hw->oh, oh = row % hw->oh;
-            const float *gr[WG_DOC], *xr[WG_TAPS];
-            for (int o = 0; o < WG_DOC; o++) { /* channels past the group's: its first again */
-                gr[o] = gn + (o < noc ? o : 0) * plane + row * p->owp;
+    for (int64_t n = 0; n < q->nimg; n++) {
+        const float *xg = q->xpad + (n * g->c + gi * p->cg) * p->dp * p->hp * p->wpad;
+        const float *gr[WG_DOC];
+        for (int o = 0; o < WG_DOC; o++) { /* channels past the group's: its first again */
+            gr[o] = q->go + (n * hw->oc + oc0 + (o < noc ? o : 0)) * plane;
+        }
+        for (int64_t od = 0; od < g->od; od++) {
+            for (int64_t oh = 0; oh < hw->oh; oh++) {
+                const float *xr = xg + (od * g->sd * p->hp + oh * hw->sh) * p->wpad;
+                for (int64_t col = 0; col < last; col += DW) {
+                    wgrad_step(gr, xr, off, col, NULL, acc);
+                }
+                wgrad_step(gr, xr, off, last, &keep, acc);
+                for (int o = 0; o < WG_DOC; o++) {
+                    gr[o] += p->owp;
+                }
             }
-            for (int r = 0; r < WG_TAPS; r++) {
-                xr[r] = xc + (od * p->g->sd * p->hp + oh * hw->sh) * p->wpad +
-                        p->off[t0 + (r < nt ? r : 0)];
-            }
-            for (int64_t col = 0; col < last; col += DW) {
-                wgrad_step(gr, xr, col, &all, acc);
-            }
-            wgrad_step(gr, xr, last, &keep, acc);
         }
     }
-    for (int64_t r = 0; r < nt; r++) {
+    for (int64_t t = 0; t < nt; t++) {
         for (int64_t o = 0; o < noc; o++) {
             float sum = 0.0f;
             for (int l = 0; l < DW; l++) {
-                sum += acc[r * WG_DOC + o][l];
+                sum += acc[t * WG_DOC + o][l];
             }
-            float *dst = p->gw + ((oc0 + o) * p->cg + c) * p->taps + t0 + r;
-            *dst = p->first ? sum : *dst + sum;
+            float *dst = q->gw + (oc0 + o) * p->taps + t0 + t;
+            *dst = q->first ? sum : *dst + sum;
         }
     }
 }
@@ -519,6 +542,32 @@ pad_rows(const float *src, float *dst, int64_t rows, int64_t ow, int64_t owp)
         memcpy(dst + r * owp, src + r * ow, (size_t)ow * sizeof(float));
         memset(dst + r * owp + ow, 0, (size_t)(owp - ow) * sizeof(float));
     }
+}
+
+/* Images [n0, n0 + nimg) of x into q's padded copy (and of go into gpad, for narrow rows), then
+ * every item's sums into q->gw: the items split among `threads` (1 inside a thread's share of
+ * the images). */
+static void
+wgrad_chunk(const wgrad_plan *p, wgrad_part *q, const float *x, const float *go, int64_t n0,
+            int64_t nimg, int threads)
+{
+    const conv3_geom *g = p->g;
+    const conv_geom *hw = &g->hw;
+    const int64_t rows = g->od * hw->oh;
+    q->nimg = nimg;
+    q->go = go + n0 * hw->oc * rows * hw->ow;
+    pad_input(x + n0 * g->c * g->d * hw->h * hw->w, (float *)q->xpad, nimg, g, p->dp, p->hp,
+              p->wpad);
+    if (q->gpad != NULL) {
+        pad_rows(q->go, q->gpad, nimg * hw->oc * rows, hw->ow, p->owp);
+        q->go = q->gpad;
+    }
+    const int64_t items = hw->groups * p->blocks * p->tgroups;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int64_t i = 0; i < items; i++) {
+        wgrad_item(p, q, i);
+    }
+    q->first = false;
 }
 
 bool
@@ -546,48 +595,66 @@ mt_cpu_conv_direct_weight(const float *x, const float *go, float *gw, const conv
                           mt_device dev)
 {
     const conv_geom *hw = &g->hw;
-    wgrad_plan p = {.g = g, .gw = gw, .first = true};
+    wgrad_plan p = {.g = g};
     p.cg = g->c / hw->groups;
     p.ocg = hw->oc / hw->groups;
-    p.taps = g->kd * hw->kh * hw->kw;
+    p.taps = p.cg * g->kd * hw->kh * hw->kw;
     p.tgroups = (p.taps + WG_TAPS - 1) / WG_TAPS;
     p.blocks = (p.ocg + WG_DOC - 1) / WG_DOC;
     p.dp = g->d + 2 * g->pd;
     p.hp = hw->h + 2 * hw->ph;
     p.wpad = (hw->w + 2 * hw->pw + hw->sw - 1) / hw->sw * hw->sw; /* sw phases (pad_input) */
-    p.owp = (hw->ow + DW - 1) / DW * DW;
-    const int64_t per_image = g->c * p.dp * p.hp * p.wpad, plane = g->od * hw->oh * hw->ow;
-    int64_t chunk = PAD_BYTES / (int64_t)sizeof(float) / per_image;
-    const int64_t go_chunk = WG_GO_BYTES /
-                             (WG_DOC * g->od * hw->oh * p.owp * (int64_t)sizeof(float));
-    chunk = chunk < go_chunk ? chunk : go_chunk;
-    chunk = chunk < 1 ? 1 : chunk > hw->n ? hw->n : chunk;
+    p.owp = hw->ow < DW ? DW : hw->ow;
+    /* the images split among the threads where they split evenly (`parts` shares), else each
+     * chunk's items */
+    const int threads = mt_parallel_parts(hw->n * hw->groups * p.blocks * p.tgroups * WG_TAPS *
+                                              WG_DOC * g->od * hw->oh * p.owp,
+                                          65536);
+    const int parts = hw->n % threads == 0 ? threads : 1;
+    const int64_t share = hw->n / parts;
+    const int64_t per_image = g->c * p.dp * p.hp * p.wpad, rows = g->od * hw->oh;
+    const int64_t go_chunk = WG_GO_BYTES / (WG_DOC * rows * p.owp * (int64_t)sizeof(float));
+    p.chunk = PAD_BYTES / (int64_t)sizeof(float) / per_image;
+    p.chunk = p.chunk < go_chunk ? p.chunk : go_chunk;
+    p.chunk = p.chunk < 1 ? 1 : p.chunk > share ? share : p.chunk;
     mt_tensor *xpad = NULL, *gpad = NULL, *off = NULL;
-    /* a row's last vector reads up to DW - 1 columns past the row: past the last, slack */
-    int64_t pad_elems = chunk * per_image + DW,
-            gpad_elems = chunk * hw->oc * g->od * hw->oh * p.owp;
+    /* xpad holds each part's padded images, then the sums of the parts after the first; a row's
+     * last vector reads up to DW - 1 columns past the row: past a part's last, slack */
+    const int64_t pad_part = p.chunk * per_image + DW, gpad_part = p.chunk * hw->oc * rows * p.owp;
+    const int64_t total = hw->oc * p.taps;
+    int64_t pad_elems = parts * pad_part + (parts - 1) * total, gpad_elems = parts * gpad_part;
     mt_status st;
     if ((st = mt_tensor_empty(1, &pad_elems, MT_FLOAT32, dev, &xpad)) ||
-        (st = mt_tensor_empty(1, &gpad_elems, MT_FLOAT32, dev, &gpad)) ||
+        (hw->ow < DW && (st = mt_tensor_empty(1, &gpad_elems, MT_FLOAT32, dev, &gpad))) ||
         (st = mt_tensor_empty(1, &p.taps, MT_INT64, dev, &off))) {
         goto out_release;
     }
-    memset((float *)mt_tensor_data(xpad) + chunk * per_image, 0, DW * sizeof(float));
+    float *sums = (float *)mt_tensor_data(xpad) + parts * pad_part;
     tap_offsets(g, p.taps, p.dp, p.hp, p.wpad, (int64_t *)mt_tensor_data(off));
-    p.xpad = (const float *)mt_tensor_data(xpad);
-    p.gpad = (const float *)mt_tensor_data(gpad);
     p.off = (const int64_t *)mt_tensor_data(off);
-    const int64_t items = hw->groups * p.blocks * p.cg * p.tgroups;
-    for (int64_t n0 = 0; n0 < hw->n; n0 += chunk, p.first = false) {
-        p.nimg = n0 + chunk < hw->n ? chunk : hw->n - n0;
-        pad_input(x + n0 * g->c * g->d * hw->h * hw->w, (float *)mt_tensor_data(xpad), p.nimg, g,
-                  p.dp, p.hp, p.wpad);
-        pad_rows(go + n0 * hw->oc * plane, (float *)mt_tensor_data(gpad),
-                 p.nimg * hw->oc * g->od * hw->oh, hw->ow, p.owp);
-        const int parts = mt_parallel_parts(items * WG_TAPS * WG_DOC * p.nimg * plane, 65536);
-#pragma omp parallel for num_threads(parts) schedule(static)
-        for (int64_t i = 0; i < items; i++) {
-            wgrad_item(&p, i);
+    /* part k's sums: gw itself for the first, sums (parts - 1, OC, taps) for the others */
+#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
+    for (int k = 0; k < parts; k++) {
+        float *xp = (float *)mt_tensor_data(xpad) + k * pad_part;
+        wgrad_part q = {.xpad = xp,
+                        .gpad = gpad ? (float *)mt_tensor_data(gpad) + k * gpad_part : NULL,
+                        .gw = k == 0 ? gw : sums + (k - 1) * total,
+                        .first = true};
+        memset(xp + p.chunk * per_image, 0, DW * sizeof(float));
+        for (int64_t n0 = k * share; n0 < (k + 1) * share; n0 += p.chunk) {
+            const int64_t nimg = n0 + p.chunk < (k + 1) * share ? p.chunk : (k + 1) * share - n0;
+            wgrad_chunk(&p, &q, x, go, n0, nimg, parts > 1 ? 1 : threads);
+        }
+    }
+    /* the other parts' sums added into gw, in order, split among the threads by elements */
+#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
+    for (int k = 0; k < parts; k++) {
+        const int64_t e0 = total * k / parts, e1 = total * (k + 1) / parts;
+        for (int j = 1; j < parts; j++) {
+            const float *s = sums + (j - 1) * total;
+            for (int64_t e = e0; e < e1; e++) {
+                gw[e] += s[e];
+            }
         }
     }
 out_release:

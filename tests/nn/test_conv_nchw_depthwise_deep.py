@@ -116,9 +116,12 @@ def test_which_path(xs, ws, stride, gemm):
     assert [e.label for e in events if e.layer == "Library"] == (["Library::cblas_sgemm"] if gemm else [])
 
 
-def test_strided_deep_layer_path(threads):
-    # a strided deep layer on 14x14: a gemm an image on one thread, the direct kernel on two
+@pytest.mark.parametrize("n", [2, 3])
+def test_strided_deep_layer_path(n, threads):
+    # a strided deep layer on 14x14: a gemm an image on one thread, and on two where the images
+    # split evenly between them (conv.c's images_apart); else the direct kernel on two
     from minitorch._journey import record
-    x, w = minitorch.tensor(data(2, 40, 28, 28)), minitorch.tensor(data(16, 40, 3, 3))
+    x, w = minitorch.tensor(data(n, 40, 28, 28)), minitorch.tensor(data(16, 40, 3, 3))
     _, events = record(minitorch.nn.functional.conv2d, x, w, None, 2, 1)
-    assert [e.label for e in events if e.layer == "Library"] == ["Library::cblas_sgemm"] * (2 if threads == 1 else 0)
+    gemms = n if threads == 1 or n % threads == 0 else 0
+    assert [e.label for e in events if e.layer == "Library"] == ["Library::cblas_sgemm"] * gemms
