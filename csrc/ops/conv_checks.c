@@ -100,14 +100,25 @@ dense_in(const mt_tensor *t, mt_memory_format fmt)
 }
 
 /* Whether oneDNN takes bfloat16 convolutions on this CPU (PyTorch's mkldnn_bf16_device_check:
- * AVX-512 with BW, VL and DQ). Its float16 check wants AVX512-FP16 or AMX, which minitorch does
- * not ask the CPU for: float16 goes to the slow kernels, as on CPUs without them. */
+ * AVX-512 with BW, VL and DQ), and float16 ones (its mkldnn_fp16_device_check: oneDNN's
+ * avx512_core_fp16 ISA, AVX512-FP16 on top of those); elsewhere PyTorch sends float16 to its
+ * slow row-major kernels. */
 static bool
 mkldnn_bf16_device(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
            __builtin_cpu_supports("avx512dq");
+#else
+    return false;
+#endif
+}
+
+static bool
+mkldnn_fp16_device(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    return mkldnn_bf16_device() && __builtin_cpu_supports("avx512fp16");
 #else
     return false;
 #endif
@@ -124,7 +135,7 @@ stored_dtype(const mt_tensor *x)
 }
 
 /* Whether PyTorch's CPU picks its oneDNN backend (Convolution.cpp's use_mkldnn) for x (N, C, H,
- * W) or (N, C, D, H, W), batched, and w: every bfloat16 one where the CPU has the instructions,
+ * W) or (N, C, D, H, W), batched, and w: every bfloat16 (and float16) one where the CPU has the instructions,
  * float32 ones (no float64 in oneDNN) but a 1x1 kernel unstrided and undilated on one thread
  * with fewer than 16 images (the slow kernels are faster there), and small single-image
  * ungrouped inputs with kernels up to 3 wide. */
@@ -143,6 +154,9 @@ use_mkldnn(const mt_tensor *x, const mt_tensor *w, const mt_conv_params *c, bool
     const mt_dtype dt = stored_dtype(x);
     if (dt == MT_BFLOAT16) {
         return mkldnn_bf16_device();
+    }
+    if (dt == MT_FLOAT16) {
+        return mkldnn_fp16_device();
     }
     if (dt != MT_FLOAT32) {
         return false;

@@ -118,9 +118,10 @@ def test_conv3d_channels_last_3d_of_a_strided_input(threads):
 @pytest.mark.parametrize("weight_cl", [False, True])
 def test_conv3d_layout_of_small_dtypes_as_torch(dtype, batch, weight_cl):
     """PyTorch picks the backend, and so the result's layout, by the stored dtype (oneDNN for every
-    bfloat16 convolution where the CPU has its instructions, the slow row-major 3-D kernels for
-    float16), though minitorch computes both in float32: one small image's bfloat16 result is
-    channels-last-3d, a float16 batch's row-major."""
+    bfloat16 convolution where the CPU has its instructions, and for float16 where it has
+    AVX512-FP16; else the slow row-major 3-D kernels), though minitorch computes both in float32:
+    one small image's bfloat16 result is channels-last-3d, a float16 batch's row-major on a CPU
+    without AVX512-FP16 and channels-last-3d on one with it."""
     if torch is None:
         pytest.skip("compares with PyTorch")
     strides = []
