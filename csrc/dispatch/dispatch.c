@@ -211,15 +211,16 @@ is_cpu_scalar(mt_op op, int position, const mt_tensor *t)
            !(position == 0 && (mt_op_flags[op] & INPLACE));
 }
 
-/* The packed recurrent ops' batch_sizes (t[1], and the LSTM layer op's t[5]) is a CPU tensor for
- * data on any device, as PyTorch's: it only says how many rows each step has (csrc/ops/rnn.c and
- * rnn_layer.c read it on the host). */
+/* The packed recurrent ops' batch_sizes (t[1], and the layer ops': _lstm_layer's t[5],
+ * _gru_layer's t[4], _rnn_layer's t[3]) is a CPU tensor for data on any device, as PyTorch's: it
+ * only says how many rows each step has (csrc/ops/rnn.c and rnn_steps.c read it on the host). */
 static bool
 is_host_arg(mt_op op, int position)
 {
     return (position == 1 && (op == MT_OP_lstm_data || op == MT_OP_gru_data ||
                               op == MT_OP_rnn_tanh_data || op == MT_OP_rnn_relu_data)) ||
-           (position == 5 && op == MT_OP__lstm_layer);
+           (position == 5 && op == MT_OP__lstm_layer) ||
+           (position == 4 && op == MT_OP__gru_layer) || (position == 3 && op == MT_OP__rnn_layer);
 }
 
 static mt_status
