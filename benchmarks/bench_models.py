@@ -2,7 +2,8 @@
 
 Cases: an LSTM language model (Embedding(1000, 128) - LSTM(128, 256, 2 layers) - Linear(256, 1000),
 cross-entropy, Adam) on a (32, 35) batch, the same model on packed sequences of lengths 8 to 35
-(pack_padded_sequence with enforce_sorted=False, pad_packed_sequence before the head), and a Transformer encoder (2 nn.TransformerEncoderLayer,
+(pack_padded_sequence with enforce_sorted=False, pad_packed_sequence before the head), the same
+model with a GRU in place of the LSTM (padded), and a Transformer encoder (2 nn.TransformerEncoderLayer,
 d_model 128, 4 heads, feed-forward 512, batch_first, causal mask, dropout 0) with a linear head on a
 (16, 64) batch of tokens, cross-entropy, AdamW. Both libraries start from the same weights (one
 state_dict copied through NumPy). Each thread count runs in its own process; the libraries
@@ -20,14 +21,14 @@ QUICK = "--quick" in sys.argv
 VOCAB = 1000
 
 
-def lstm_lm(lib):
+def lstm_lm(lib, rnn="LSTM"):
     nn = lib.nn
 
     class LM(nn.Module):
         def __init__(self):
             super().__init__()
             self.embed = nn.Embedding(VOCAB, 128)
-            self.rnn = nn.LSTM(128, 256, num_layers=2, batch_first=True)
+            self.rnn = getattr(nn, rnn)(128, 256, num_layers=2, batch_first=True)
             self.head = nn.Linear(256, VOCAB)
 
         def forward(self, x):
@@ -35,6 +36,10 @@ def lstm_lm(lib):
             return self.head(out)
 
     return LM(), lib.optim.Adam, (32, 35)
+
+
+def gru_lm(lib):
+    return lstm_lm(lib, "GRU")
 
 
 # the packed case's sequence lengths (fixed: both libraries see the same batch)
@@ -96,7 +101,7 @@ def run_one(threads):
     minitorch.manual_seed(0)
     rng = np.random.default_rng(0)
     cases = (("LSTM LM step", lstm_lm), ("packed LSTM LM step", packed_lstm_lm),
-             ("Transformer encoder step", transformer))
+             ("GRU LM step", gru_lm),             ("Transformer encoder step", transformer))
     for label, make in cases:
         if arg("--only", "") not in label:
             continue

@@ -1,5 +1,6 @@
 /* The backward formulas of the fused LSTM cell (ops.def's _thnn_fused_lstm_cell, which
- * ops/rnn.c's packed LSTM steps and the LSTM layer record) and of the LSTM layer (_lstm_layer),
+ * ops/rnn.c's packed LSTM steps and the LSTM layer record) and of the layers (_lstm_layer,
+ * _gru_layer, _rnn_layer),
  * as PyTorch's derivatives.yaml rows: the fused backward op where the backward does not record,
  * else the same math through ops from the kept inputs (ops/rnn_cell.c), so a double backward
  * goes through it. */
@@ -44,4 +45,23 @@ mt_grad__lstm_layer(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     const bool want[5] = {wants(n, 0), wants(n, 1), wants(n, 2), wants(n, 3), wants(n, 4)};
     return mt_lstm_layer_backward(g[0], g[1], n->saved, n->saved_out[0], n->saved_out[1],
                                   n->saved_out[2], n->args.b[0], want, gi);
+}
+
+// input_projection (N, 3H), h0 (B, H), w_hh (3H, H), b_hh (3H) or None, batch_sizes or None;
+// outputs the h's (N, H) and the workspace (N, 4H), which takes no gradient: ops/rnn_layer_gru.c
+mt_status
+mt_grad__gru_layer(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    const bool want[4] = {wants(n, 0), wants(n, 1), wants(n, 2), wants(n, 3)};
+    return mt_gru_layer_backward(g[0], n->saved, n->saved_out[0], n->saved_out[1], n->args.b[0],
+                                 want, gi);
+}
+
+// input_projection (N, H), h0 (B, H), w_hh (H, H), batch_sizes or None; output the h's (N, H)
+mt_status
+mt_grad__rnn_layer(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    const bool want[3] = {wants(n, 0), wants(n, 1), wants(n, 2)};
+    return mt_rnn_layer_backward(g[0], n->saved, n->saved_out[0], n->args.b[0], n->args.b[1], want,
+                                 gi);
 }

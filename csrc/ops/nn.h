@@ -94,4 +94,19 @@ mt_status mt_lstm_layer_backward(mt_tensor *grad_out, mt_tensor *grad_cs, mt_ten
                                  mt_tensor *out, mt_tensor *cs, mt_tensor *workspace, bool reverse,
                                  const bool *want, mt_tensor **gi);
 
+/* GRU's step through ops (ops/rnn_layer_gru.c): xw (B, 3H) the input's part of the gates r, z,
+ * n (with b_ih), hw (B, 3H) the state's (with b_hh), h (B, H) -> *h_out (B, H). The GRU cell's
+ * pointwise part (ops/rnn.c) and the GRU layer's steps. */
+mt_status mt_gru_step_ops(mt_tensor *xw, mt_tensor *hw, mt_tensor *h, mt_tensor **h_out);
+/* The gradients of the GRU and tanh/relu layers (ops.def's _gru_layer and _rnn_layer; their
+ * formulas', formulas_rnn.c), as the LSTM layer's: from grad_out (N, H) (NULL: zero), the inputs
+ * in (the op's tensor slots: GRU's xw, h0, w_hh, b_hh, batch_sizes; _rnn_layer's xw, h0, w_hh,
+ * batch_sizes, xw unused) and the results, gi[k] for the inputs k that want[k]: d(input
+ * projection), dh0, dW_hh and GRU's db_hh. */
+mt_status mt_gru_layer_backward(mt_tensor *grad_out, mt_tensor *const *in, mt_tensor *out,
+                                mt_tensor *workspace, bool reverse, const bool *want,
+                                mt_tensor **gi);
+mt_status mt_rnn_layer_backward(mt_tensor *grad_out, mt_tensor *const *in, mt_tensor *out,
+                                bool relu, bool reverse, const bool *want, mt_tensor **gi);
+
 #endif

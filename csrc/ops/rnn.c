@@ -11,13 +11,13 @@
  * n = tanh(W_in x + b_in + r * (W_hn h + b_hn))). Everything is an op through the dispatcher, so
  * autograd records the pieces and every device runs them; nothing here touches data but
  * batch_sizes (a CPU int64 tensor, as PyTorch's). Dropout (train only) goes between layers.
- * An LSTM layer runs its steps as one op, _lstm_layer (ops/rnn_layer.c, PyTorch's
- * mkldnn_rnn_layer), which autograd records as one node with a backward of its own, packed
- * sequences of unequal lengths too (their batch_sizes go with it); only a packed batch with an
- * empty step takes the steps here, one fused cell node a step, as GRU and RNN do. */
+ * A layer runs its steps as one op, _lstm_layer (ops/rnn_layer.c, PyTorch's mkldnn_rnn_layer),
+ * _gru_layer or _rnn_layer (ops/rnn_layer_gru.c), which autograd records as one node with a
+ * backward of its own, packed sequences of unequal lengths too (their batch_sizes go with it);
+ * only a packed batch with an empty step takes the steps here, one cell a step. */
 #include <stdlib.h>
 
-#include "ops/ops.h"
+#include "ops/nn.h"
 #include "ops/op_chain.h"
 
 typedef enum { CELL_TANH, CELL_RELU, CELL_LSTM, CELL_GRU } cell_kind;
@@ -30,34 +30,6 @@ static const int64_t gates_of[] = {
 typedef struct cell_params {
     mt_tensor *w_ih, *w_hh, *b_ih, *b_hh, *w_hr;
 } cell_params;
-
-/* gate k of g (B, G*H) as a view (B, H), a step of the chain s */
-static mt_tensor *
-gate(tmp *s, mt_tensor *g, int64_t k, int64_t hidden)
-{
-    mt_tensor *r = NULL;
-    return s->st ? NULL : own(s, mt_op_narrow(g, 1, k * hidden, hidden, &r), &r);
-}
-
-/* The pointwise part of one GRU step: xw, hw (B, 3H), h (B, H) -> h' (B, H). */
-static mt_status
-gru_gates(mt_tensor *xw, mt_tensor *hw, mt_tensor *h, mt_tensor **h_out)
-{
-    tmp s = {0};
-    int64_t hidden = xw->sizes[1] / 3;
-    mt_tensor *part[6];
-    for (int k = 0; k < 3; k++) {
-        part[k] = gate(&s, xw, k, hidden);
-        part[3 + k] = gate(&s, hw, k, hidden);
-    }
-    /* r = sigmoid(x_r + h_r), z = sigmoid(x_z + h_z), n = tanh(x_n + r * h_n), h' = n + z (h - n) */
-    mt_tensor *r = un(&s, MT_OP_sigmoid, bin(&s, MT_OP_add, part[0], part[3]));
-    mt_tensor *z = un(&s, MT_OP_sigmoid, bin(&s, MT_OP_add, part[1], part[4]));
-    mt_tensor *n = un(&s, MT_OP_tanh, bin(&s, MT_OP_add, part[2], bin(&s, MT_OP_mul, r, part[5])));
-    mt_tensor *zhn = bin(&s, MT_OP_mul, z, bin(&s, MT_OP_sub, h, n));
-    give(&s, bin(&s, MT_OP_add, n, zhn), h_out);
-    return finish(&s);
-}
 
 /* The input projection of x (N, F): xw (N, G*H) = x W_ih^T + b_ih, plus b_hh but for GRU (one
  * bias add for all N rows, where a step would add b_hh to its B rows); either bias may be
@@ -109,7 +81,7 @@ cell_step(cell_kind kind, mt_tensor *xw, mt_tensor *h, mt_tensor *c, const cell_
         }
         break;
     case CELL_GRU:
-        st = gru_gates(xw, hw, h, h_out);
+        st = mt_gru_step_ops(xw, hw, h, h_out);
         break;
     }
     mt_tensor_clear(&ws);
@@ -312,20 +284,27 @@ last_states(const rnn_plan *pl, bool reverse, mt_tensor *x, mt_tensor **r)
     return st;
 }
 
-/* An LSTM layer in one direction with no empty step: one op of all its steps (ops/rnn_layer.c),
- * whose backward makes W_hh's gradient one product; packed sequences of unequal lengths hand it
- * their batch_sizes. */
+/* A layer in one direction with no empty step: one op of all its steps (_lstm_layer,
+ * ops/rnn_layer.c; _gru_layer and _rnn_layer, ops/rnn_layer_gru.c), whose backward makes W_hh's
+ * gradient one product; packed sequences of unequal lengths hand it their batch_sizes. */
 static mt_status
-run_lstm_layer(const rnn_plan *pl, const cell_params *p, bool reverse, mt_tensor *x, mt_tensor *h0,
-               mt_tensor *c0, mt_tensor **out, mt_tensor **h_n, mt_tensor **c_n)
+run_layer_op(const rnn_plan *pl, const cell_params *p, bool reverse, mt_tensor *x, mt_tensor *h0,
+             mt_tensor *c0, mt_tensor **out, mt_tensor **h_n, mt_tensor **c_n)
 {
     mt_tensor *xw = NULL, *cs = NULL, *ws = NULL;
     mt_tensor *batch_sizes = pl->whole_batch ? NULL : pl->batch_sizes;
-    mt_status st = input_projection(CELL_LSTM, x, p, &xw);
-    st = st ? st
-            : mt_op__lstm_layer(xw, h0, c0, p->w_hh, p->w_hr, reverse, batch_sizes, out, &cs, &ws);
+    mt_status st = input_projection(pl->kind, x, p, &xw);
+    if (st == MT_OK && pl->kind == CELL_LSTM) {
+        st = mt_op__lstm_layer(xw, h0, c0, p->w_hh, p->w_hr, reverse, batch_sizes, out, &cs, &ws);
+    } else if (st == MT_OK && pl->kind == CELL_GRU) {
+        st = mt_op__gru_layer(xw, h0, p->w_hh, p->b_hh, reverse, batch_sizes, out, &ws);
+    } else if (st == MT_OK) {
+        st = mt_op__rnn_layer(xw, h0, p->w_hh, pl->kind == CELL_RELU, reverse, batch_sizes, out);
+    }
     st = st ? st : last_states(pl, reverse, *out, h_n);
-    st = st ? st : last_states(pl, reverse, cs, c_n);
+    if (pl->kind == CELL_LSTM) {
+        st = st ? st : last_states(pl, reverse, cs, c_n);
+    }
     mt_tensor_clear(&ws);
     mt_tensor_clear(&cs);
     mt_tensor_clear(&xw);
@@ -340,8 +319,8 @@ run_direction(const rnn_plan *pl, const cell_params *p, bool reverse, mt_tensor 
 {
     int64_t T = pl->steps;
     bool lstm = c0 != NULL;
-    if (lstm && pl->bs[T - 1] > 0) {
-        return run_lstm_layer(pl, p, reverse, x, h0, c0, out, h_n, c_n);
+    if (pl->bs[T - 1] > 0) {
+        return run_layer_op(pl, p, reverse, x, h0, c0, out, h_n, c_n);
     }
     /* outs[t]: step t's output; left[]: states of the rows that left the batch, forward
      * (h then c, 2 per change of batch; at most T - 1 changes) */

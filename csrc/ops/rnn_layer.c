@@ -21,69 +21,10 @@
 #include <stdlib.h>
 
 #include "ops/nn.h"
-#include "ops/op_chain.h"
-
-/* The steps of a call: T steps, step t's bs[t] rows from row off[t] of the (N, *) tensors, the
- * batch B = bs[0]. Without batch_sizes every step has B rows; with it, a packed sequence's, each
- * step has the first bs[t] of the sequences (sorted longest first): the batch shrinks from step
- * to step, and a step's state comes from the first rows of the step before it, or, running in
- * reverse, from the step after it and the rows of h0 and c0 that join there. */
-typedef struct layer_steps {
-    int64_t T, *bs, *off;
-} layer_steps;
-
-/* L for xw (N, 4H) and c0 (B, H): N / B steps of B rows, or batch_sizes' (a CPU int64 vector of
- * positive, non-increasing sizes from B, summing to N). Frees nothing on failure: L->bs is NULL
- * or the caller's to free. */
-static mt_status
-steps_of(const mt_tensor *xw, const mt_tensor *c0, const mt_tensor *batch_sizes, layer_steps *L)
-{
-    static const char op[] = "_lstm_layer";
-    const int64_t b = c0->sizes[0], rows = xw->sizes[0];
-    L->bs = NULL;
-    if (batch_sizes && (batch_sizes->ndim != 1 || batch_sizes->dtype != MT_INT64 ||
-                        mt_tensor_device(batch_sizes).type != MT_CPU)) {
-        return mt_fail(MT_ERUNTIME, "%s: batch_sizes should be a 1-D CPU int64 tensor", op);
-    }
-    if (batch_sizes == NULL && (rows == 0 || rows % b != 0)) {
-        return mt_fail(MT_ERUNTIME,
-                       "%s: expected input_projection of shape (steps * %lld, %lld), got (%lld, "
-                       "%lld)",
-                       op, (long long)b, (long long)xw->sizes[1], (long long)rows,
-                       (long long)xw->sizes[1]);
-    }
-    L->T = batch_sizes ? batch_sizes->sizes[0] : rows / b;
-    if (L->T <= 0) {
-        return mt_fail(MT_ERUNTIME, "%s: expected batch_sizes of at least one step", op);
-    }
-    L->bs = malloc(2 * (size_t)L->T * sizeof(int64_t));
-    if (L->bs == NULL) {
-        return mt_fail(MT_ENOMEM, "%s: out of memory for %lld steps", op, (long long)L->T);
-    }
-    L->off = L->bs + L->T;
-    const int64_t *v = batch_sizes ? (const int64_t *)mt_tensor_data(batch_sizes) : NULL;
-    int64_t sum = 0;
-    for (int64_t t = 0; t < L->T; t++) {
-        L->bs[t] = v ? v[t * batch_sizes->strides[0]] : b;
-        L->off[t] = sum;
-        sum += L->bs[t];
-        if (L->bs[t] <= 0 || L->bs[t] > (t ? L->bs[t - 1] : b) || (t == 0 && L->bs[0] != b)) {
-            return mt_fail(MT_ERUNTIME,
-                           "%s: expected batch_sizes positive and non-increasing from h0's %lld "
-                           "rows, got %lld at step %lld",
-                           op, (long long)b, (long long)L->bs[t], (long long)t);
-        }
-    }
-    if (sum != rows) {
-        return mt_fail(MT_ERUNTIME,
-                       "%s: batch_sizes sum to %lld but input_projection has %lld rows", op,
-                       (long long)sum, (long long)rows);
-    }
-    return MT_OK;
-}
+#include "ops/rnn_steps.h"
 
 static mt_status
-check_layer(const mt_args *a, layer_steps *L)
+check_layer(const mt_args *a, mt_rnn_steps *L)
 {
     static const char op[] = "_lstm_layer";
     const mt_tensor *xw = a->t[0], *h0 = a->t[1], *c0 = a->t[2], *w_hh = a->t[3], *w_hr = a->t[4];
@@ -118,92 +59,21 @@ check_layer(const mt_args *a, layer_steps *L)
                        (long long)h0->sizes[1], (long long)w_hh->sizes[0],
                        (long long)w_hh->sizes[1]);
     }
-    return steps_of(xw, c0, a->t[5], L);
-}
-
-/* Rows [start, start + n) of src: a piece of a tensor that one cat makes. */
-typedef struct rows_run {
-    mt_tensor *src;
-    int64_t start, n;
-} rows_run;
-
-/* runs[k] = rows [start, start + n) of src, joined to runs[k - 1] where they continue it; the
- * number of runs after */
-static int64_t
-add_run(rows_run *runs, int64_t k, mt_tensor *src, int64_t start, int64_t n)
-{
-    if (n <= 0) {
-        return k;
-    }
-    if (k > 0 && runs[k - 1].src == src && runs[k - 1].start + runs[k - 1].n == start) {
-        runs[k - 1].n += n;
-        return k;
-    }
-    runs[k] = (rows_run){src, start, n};
-    return k + 1;
-}
-
-/* The k runs as one tensor (one run of all src's rows: src itself) */
-static mt_tensor *
-cat_runs(tmp *s, const rows_run *runs, int64_t k)
-{
-    if (s->st) {
-        return NULL;
-    }
-    if (k == 1 && runs[0].start == 0 && runs[0].n == runs[0].src->sizes[0]) {
-        return runs[0].src;
-    }
-    mt_tensor **parts = malloc((size_t)k * sizeof(*parts)), *r = NULL;
-    if (parts == NULL) {
-        s->st = mt_fail(MT_ENOMEM, "_lstm_layer: out of memory for %lld pieces", (long long)k);
-        return NULL;
-    }
-    for (int64_t j = 0; j < k && s->st == MT_OK; j++) {
-        parts[j] = own(s, mt_op_narrow(runs[j].src, 0, runs[j].start, runs[j].n, &r), &r);
-    }
-    mt_tensor *whole = NULL;
-    if (s->st == MT_OK) {
-        whole = k == 1 ? parts[0] : own(s, mt_op_cat((int)k, parts, 0, &r), &r);
-    }
-    free(parts);
-    return whole;
-}
-
-/* The state before step t (bs[t] rows): the first rows of before (the state after the step
- * run before it, NULL for the first step), then first's (h0 or c0) beyond before's rows. */
-static mt_tensor *
-state_before(tmp *s, const layer_steps *L, int64_t t, mt_tensor *before, mt_tensor *first)
-{
-    if (failed(s, first, first)) {
-        return NULL;
-    }
-    rows_run runs[2];
-    const int64_t n = L->bs[t], m = before ? (before->sizes[0] < n ? before->sizes[0] : n) : 0;
-    int64_t k = before ? add_run(runs, 0, before, 0, m) : 0;
-    k = add_run(runs, k, first, m, n - m);
-    return cat_runs(s, runs, k);
-}
-
-/* step t's rows of x */
-static mt_tensor *
-rows_of(tmp *s, mt_tensor *x, const layer_steps *L, int64_t t)
-{
-    mt_tensor *r = NULL;
-    return failed(s, x, x) ? NULL : own(s, mt_op_narrow(x, 0, L->off[t], L->bs[t], &r), &r);
+    return mt_rnn_steps_of(op, xw->sizes[0], xw->sizes[1], b, a->t[5], L);
 }
 
 /* One forward step t: its h, c and workspace into made[t], made[T + t], made[2T + t]; prev the
  * step run before it (-1: none). */
 static mt_status
-step_forward(const layer_steps *L, mt_args *a, mt_tensor *w_hh_t, mt_tensor *w_hr_t, int64_t t,
+step_forward(const mt_rnn_steps *L, mt_args *a, mt_tensor *w_hh_t, mt_tensor *w_hr_t, int64_t t,
              int64_t prev, mt_tensor **made)
 {
     const int64_t T = L->T;
     tmp s = {0};
     mt_tensor *r = NULL, *h_cell = NULL;
-    mt_tensor *h = state_before(&s, L, t, prev >= 0 ? made[prev] : NULL, a->t[1]);
-    mt_tensor *c = state_before(&s, L, t, prev >= 0 ? made[T + prev] : NULL, a->t[2]);
-    mt_tensor *xw_t = rows_of(&s, a->t[0], L, t);
+    mt_tensor *h = mt_rnn_state_before(&s, L, t, prev >= 0 ? made[prev] : NULL, a->t[1]);
+    mt_tensor *c = mt_rnn_state_before(&s, L, t, prev >= 0 ? made[T + prev] : NULL, a->t[2]);
+    mt_tensor *xw_t = mt_rnn_rows_of(&s, a->t[0], L, t);
     mt_tensor *hw = failed(&s, h, c) ? NULL : own(&s, mt_op_mm(h, w_hh_t, &r), &r);
     if (!failed(&s, xw_t, hw)) {
         s.st = mt_op__thnn_fused_lstm_cell(xw_t, hw, c, NULL, NULL, w_hr_t ? &h_cell : &made[t],
@@ -221,7 +91,7 @@ step_forward(const layer_steps *L, mt_args *a, mt_tensor *w_hh_t, mt_tensor *w_h
 mt_status
 mt_composite__lstm_layer(mt_args *a)
 {
-    layer_steps L;
+    mt_rnn_steps L;
     mt_status st = check_layer(a, &L);
     if (st) {
         free(L.bs);
@@ -236,7 +106,7 @@ mt_composite__lstm_layer(mt_args *a)
         return mt_fail(MT_ENOMEM, "_lstm_layer: out of memory for %lld steps", (long long)T);
     }
     mt_tensor *w_hh_t = NULL, *w_hr_t = NULL;
-    st = mt_op_t(a->t[3], &w_hh_t);
+    st = mt_rnn_weight_t(a->t[3], &w_hh_t);
     if (a->t[4]) {
         st = st ? st : mt_op_t(a->t[4], &w_hr_t);
     }
@@ -258,42 +128,6 @@ mt_composite__lstm_layer(mt_args *a)
     mt_tensor_clear(&w_hr_t);
     mt_tensor_clear(&w_hh_t);
     return st;
-}
-
-/* The states before each step in time order (N, cols): for each step t, state_before's rows,
- * taken from x (the states after every step) and first (h0). */
-static mt_tensor *
-previous_states(tmp *s, mt_tensor *x, mt_tensor *first, const layer_steps *L, bool reverse)
-{
-    if (failed(s, x, first)) {
-        return NULL;
-    }
-    rows_run *runs = malloc(2 * (size_t)L->T * sizeof(*runs));
-    if (runs == NULL) {
-        s->st = mt_fail(MT_ENOMEM, "_lstm_layer: out of memory for %lld steps", (long long)L->T);
-        return NULL;
-    }
-    int64_t k = 0;
-    for (int64_t t = 0; t < L->T; t++) {
-        const int64_t prev = reverse ? t + 1 : t - 1, n = L->bs[t];
-        const bool has_prev = prev >= 0 && prev < L->T;
-        const int64_t m = has_prev ? (L->bs[prev] < n ? L->bs[prev] : n) : 0;
-        if (has_prev) {
-            k = add_run(runs, k, x, L->off[prev], m);
-        }
-        k = add_run(runs, k, first, m, n - m);
-    }
-    mt_tensor *r = cat_runs(s, runs, k);
-    free(runs);
-    return r;
-}
-
-/* x^T y: (cols of x, cols of y), the product over all the rows */
-static mt_tensor *
-rows_product(tmp *s, mt_tensor *x, mt_tensor *y)
-{
-    mt_tensor *r = NULL, *xt = failed(s, x, y) ? NULL : own(s, mt_op_t(x, &r), &r);
-    return failed(s, xt, xt) ? NULL : own(s, mt_op_mm(xt, y, &r), &r);
 }
 
 /* The workspace again, through ops that record (create_graph): the gates xw + h_prev W_hh^T. */
@@ -330,60 +164,6 @@ step_backward(mt_tensor *gh, mt_tensor *gc, mt_tensor *cx, mt_tensor *cy, mt_ten
     return finish(&s);
 }
 
-/* The k pieces, last first, as one tensor */
-static mt_tensor *
-cat_reversed(tmp *s, mt_tensor **pieces, int64_t k)
-{
-    if (s->st || k == 0) {
-        return NULL;
-    }
-    if (k == 1) {
-        return pieces[0];
-    }
-    mt_tensor **parts = malloc((size_t)k * sizeof(*parts)), *r = NULL;
-    if (parts == NULL) {
-        s->st = mt_fail(MT_ENOMEM, "_lstm_layer: out of memory for %lld pieces", (long long)k);
-        return NULL;
-    }
-    for (int64_t j = 0; j < k; j++) {
-        parts[j] = pieces[k - 1 - j];
-    }
-    mt_tensor *whole = own(s, mt_op_cat((int)k, parts, 0, &r), &r);
-    free(parts);
-    return whole;
-}
-
-/* rows [start, start + n) of x (x itself where that is all of it) */
-static mt_tensor *
-some_rows(tmp *s, mt_tensor *x, int64_t start, int64_t n)
-{
-    mt_tensor *r = NULL;
-    if (failed(s, x, x) || (start == 0 && n == x->sizes[0])) {
-        return x;
-    }
-    return own(s, mt_op_narrow(x, 0, start, n, &r), &r);
-}
-
-/* top (m rows), then rest (its rows from m on) or, rest NULL, zeros: rows rows in all */
-static mt_tensor *
-padded(tmp *s, mt_tensor *top, mt_tensor *rest, int64_t rows)
-{
-    mt_tensor *r = NULL;
-    if (failed(s, top, top) || top->sizes[0] == rows) {
-        return top;
-    }
-    const int64_t m = top->sizes[0], sizes[2] = {rows - m, top->sizes[1]};
-    mt_tensor *tail = rest
-                          ? some_rows(s, rest, m, rows - m)
-                          : own(s,
-                                mt_op_zeros(2, sizes, top->dtype, mt_tensor_device(top), false, &r),
-                                &r);
-    if (failed(s, tail, tail)) {
-        return NULL;
-    }
-    return own(s, mt_op_cat(2, (mt_tensor *[]){top, tail}, 0, &r), &r);
-}
-
 /* The backward of step t (prev: the step run before it, -1 for none): from gh and gc, the
  * gradients reaching its h and c (gc NULL: none yet), its dgates (into kept[t], and gh into
  * kept[T + t] with projection); *gh and *gc become the gradients reaching prev's h and c (the
@@ -391,7 +171,7 @@ padded(tmp *s, mt_tensor *top, mt_tensor *rest, int64_t rows)
  * and the step's rows beyond m, which came from h0 and c0, join dh0's and dc0's pieces
  * (first[*np] and first[T + *np]) where wanted. */
 static mt_status
-step_back(const layer_steps *L, mt_tensor *const *in, mt_tensor *grad_out, mt_tensor *grad_cs,
+step_back(const mt_rnn_steps *L, mt_tensor *const *in, mt_tensor *grad_out, mt_tensor *grad_cs,
           mt_tensor *cs, mt_tensor *ws, const bool *want, int64_t t, int64_t prev, mt_tensor **gh,
           mt_tensor **gc, mt_tensor **kept, mt_tensor **first, int64_t *np)
 {
@@ -399,14 +179,15 @@ step_back(const layer_steps *L, mt_tensor *const *in, mt_tensor *grad_out, mt_te
     const int64_t T = L->T, n = L->bs[t], r_p = prev >= 0 ? L->bs[prev] : 0;
     const int64_t m = r_p < n ? r_p : n;
     tmp u = {0};
-    mt_tensor *gh_t = *gh ? *gh : rows_of(&u, grad_out, L, t);
+    mt_tensor *gh_t = *gh ? *gh : mt_rnn_rows_of(&u, grad_out, L, t);
     mt_tensor *gc_t = *gc;
     if (grad_cs) {
-        mt_tensor *mine = rows_of(&u, grad_cs, L, t);
+        mt_tensor *mine = mt_rnn_rows_of(&u, grad_cs, L, t);
         gc_t = *gc ? bin(&u, MT_OP_add, *gc, mine) : mine;
     }
-    mt_tensor *cx = state_before(&u, L, t, prev >= 0 ? rows_of(&u, cs, L, prev) : NULL, c0);
-    mt_tensor *cy = rows_of(&u, cs, L, t), *ws_t = rows_of(&u, ws, L, t);
+    mt_tensor *cx = mt_rnn_state_before(&u, L, t,
+                                        prev >= 0 ? mt_rnn_rows_of(&u, cs, L, prev) : NULL, c0);
+    mt_tensor *cy = mt_rnn_rows_of(&u, cs, L, t), *ws_t = mt_rnn_rows_of(&u, ws, L, t);
     mt_tensor *dgates = NULL, *dcx = NULL;
     if (!failed(&u, cx, cy) && !failed(&u, ws_t, gh_t)) {
         u.st = step_backward(gh_t, gc_t, cx, cy, ws_t, w_hr, &dgates, &dcx);
@@ -420,25 +201,26 @@ step_back(const layer_steps *L, mt_tensor *const *in, mt_tensor *grad_out, mt_te
     /* prev's: its own dout (and c's nothing) plus, on the first m rows, dgates W_hh and dcx */
     mt_tensor *next_h = NULL, *next_c = NULL;
     if (prev >= 0) {
-        mt_tensor *dout = rows_of(&u, grad_out, L, prev);
-        mt_tensor *dout_m = some_rows(&u, dout, 0, m), *dgates_m = some_rows(&u, dgates, 0, m);
+        mt_tensor *dout = mt_rnn_rows_of(&u, grad_out, L, prev);
+        mt_tensor *dout_m = mt_rnn_some_rows(&u, dout, 0, m),
+                  *dgates_m = mt_rnn_some_rows(&u, dgates, 0, m);
         mt_tensor *top = failed(&u, dout_m, dgates_m)
                              ? NULL
                              : own(&u,
                                    mt_op_addmm(dout_m, dgates_m, w_hh, mt_scalar_int(1),
                                                mt_scalar_int(1), &r),
                                    &r);
-        next_h = padded(&u, top, dout, r_p);
-        next_c = padded(&u, some_rows(&u, dcx, 0, m), NULL, r_p);
+        next_h = mt_rnn_padded(&u, top, dout, r_p);
+        next_c = mt_rnn_padded(&u, mt_rnn_some_rows(&u, dcx, 0, m), NULL, r_p);
     }
     if (n > m && (want[1] || want[2])) { /* rows [m, n) of the state came from h0 and c0 */
         if (want[1] && !failed(&u, dgates, dgates)) {
-            mt_tensor *part = some_rows(&u, dgates, m, n - m);
+            mt_tensor *part = mt_rnn_some_rows(&u, dgates, m, n - m);
             give(&u, failed(&u, part, part) ? NULL : own(&u, mt_op_mm(part, w_hh, &r), &r),
                  &first[*np]);
         }
         if (want[2]) {
-            give(&u, some_rows(&u, dcx, m, n - m), &first[T + *np]);
+            give(&u, mt_rnn_some_rows(&u, dcx, m, n - m), &first[T + *np]);
         }
         *np += u.st == MT_OK;
     }
@@ -458,8 +240,9 @@ mt_lstm_layer_backward(mt_tensor *grad_out, mt_tensor *grad_cs, mt_tensor *const
 {
     mt_tensor *xw = in[0], *h0 = in[1], *c0 = in[2], *w_hh = in[3], *w_hr = in[4];
     const int64_t H = c0->sizes[1];
-    layer_steps L;
-    mt_status st = steps_of(xw, c0, in[5], &L);
+    mt_rnn_steps L;
+    mt_status st = mt_rnn_steps_of("_lstm_layer", xw->sizes[0], xw->sizes[1], c0->sizes[0], in[5],
+                                   &L);
     const int64_t T = st ? 0 : L.T;
     /* each step t's dgates (row t) and, with projection, gh (row T + t); dh0's pieces (row
      * first[k]) and dc0's (first[T + k]), from the last rows of the batch back */
@@ -473,11 +256,10 @@ mt_lstm_layer_backward(mt_tensor *grad_out, mt_tensor *grad_cs, mt_tensor *const
     int64_t np = 0;
     tmp s = {0};
     mt_tensor *r = NULL;
-    mt_tensor *h_prev = previous_states(&s, out, h0, &L, reverse);
+    mt_tensor *h_prev = mt_rnn_previous_states(&s, out, h0, &L, reverse);
     mt_tensor *ws = mt_grad_enabled() ? recomputed_workspace(&s, xw, h_prev, w_hh) : workspace;
     if (grad_out == NULL && s.st == MT_OK) {
-        grad_out = own(&s, mt_op_zeros(2, out->sizes, out->dtype, mt_tensor_device(out), false, &r),
-                       &r);
+        grad_out = mt_rnn_zeros_like(&s, out);
     }
     /* owned: the gradients reaching the state of the step about to go back */
     mt_tensor *gh = NULL, *gc = NULL;
@@ -494,19 +276,19 @@ mt_lstm_layer_backward(mt_tensor *grad_out, mt_tensor *grad_cs, mt_tensor *const
         give(&s, dgates_all, &gi[0]);
     }
     if (want[1]) {
-        give(&s, cat_reversed(&s, first, np), &gi[1]);
+        give(&s, mt_rnn_cat_reversed(&s, first, np), &gi[1]);
     }
     if (want[2]) {
-        give(&s, cat_reversed(&s, first + T, np), &gi[2]);
+        give(&s, mt_rnn_cat_reversed(&s, first + T, np), &gi[2]);
     }
     if (want[3]) {
-        give(&s, rows_product(&s, dgates_all, h_prev), &gi[3]);
+        give(&s, mt_rnn_rows_product(&s, dgates_all, h_prev), &gi[3]);
     }
     if (want[4] && w_hr) { /* h_cell = o tanh(c) of every step */
         mt_tensor *gh_all = s.st ? NULL : own(&s, mt_op_cat((int)T, kept + T, 0, &r), &r);
         mt_tensor *o = failed(&s, ws, ws) ? NULL : own(&s, mt_op_narrow(ws, 1, 3 * H, H, &r), &r);
         mt_tensor *h_cell = bin(&s, MT_OP_mul, o, un(&s, MT_OP_tanh, cs));
-        give(&s, rows_product(&s, gh_all, h_cell), &gi[4]);
+        give(&s, mt_rnn_rows_product(&s, gh_all, h_cell), &gi[4]);
     }
     mt_tensor_clear(&gh);
     mt_tensor_clear(&gc);

@@ -1,5 +1,5 @@
 """The CPU allocator's cache of freed large blocks (csrc/alloc/cpu_allocator.c): a freed block from
-256 KiB up is kept by size class (8 per power of two) and handed out again for the same class, so a
+64 KiB up is kept by size class (8 per power of two) and handed out again for the same class, so a
 hot temporary does not fault its pages in on every call; small blocks go straight back to malloc;
 empty_cache returns the cache; the counters stay exact under threads; a forked child allocates."""
 import gc
@@ -51,6 +51,19 @@ def test_small_blocks_are_not_cached():
     x = minitorch.empty(60 * KiB // 4)
     del x
     assert cached() == 0
+
+
+def test_blocks_from_64_kib_are_cached():
+    """A recurrent step's (32, 1024) float32 gates, 128 KiB, are reused: left to malloc they were
+    returned to the kernel and faulted in again step after step (glibc trims its heap's top)."""
+    gc.collect()
+    empty_cache()
+    x = minitorch.empty(32, 1024)
+    ptr = x.data_ptr()
+    del x
+    assert cached() == 128 * KiB
+    assert minitorch.empty(32, 1024).data_ptr() == ptr
+    empty_cache()
 
 
 def test_reused_block_is_poisoned_and_results_exact():

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 import minitorch as mt
+import rnn_layers
 from minitorch.nn.utils import rnn as rnn_utils
+from rnn_layers import TOL, node_names
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
 RNG = np.random.default_rng(21)
-TOL = dict(rtol=1e-10, atol=1e-10)
 
 
 def rand(*shape):
@@ -22,50 +23,11 @@ def rand(*shape):
 
 
 def pair(*args, **kwargs):
-    theirs = torch.nn.LSTM(*args, **kwargs).double()
-    ours = mt.nn.LSTM(*args, **kwargs).double()
-    ours.load_state_dict({k: mt.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
-    return theirs, ours
-
-
-def run(lib, module, x, states, lengths, batch_first):
-    """module's results on x (padded, or packed to lengths) and states, the leaves, and a weighted
-    sum of every result (the weights drawn once per shape, the same for both libraries)."""
-    xs = [lib.tensor(a, requires_grad=True) for a in [x, *states]]
-    inp = xs[0]
-    if lengths is not None:
-        pack = torch.nn.utils.rnn.pack_padded_sequence if lib is torch else rnn_utils.pack_padded_sequence
-        inp = pack(inp, lengths, batch_first=batch_first, enforce_sorted=False)
-    out, (h_n, c_n) = module(inp, tuple(xs[1:]) if states else None)
-    if lengths is not None:
-        unpack = torch.nn.utils.rnn.pad_packed_sequence if lib is torch else rnn_utils.pad_packed_sequence
-        out = unpack(out, batch_first=batch_first)[0]
-    return [out, h_n, c_n], xs
+    return rnn_layers.pair("LSTM", *args, **kwargs)
 
 
 def compare(kwargs, T=40, B=3, lengths=None, with_states=True):
-    theirs, ours = pair(4, 5, **kwargs)
-    batch_first = kwargs.get("batch_first", False)
-    x = rand(B, T, 4) if batch_first else rand(T, B, 4)
-    layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
-    states = [rand(layers, B, kwargs.get("proj_size", 0) or 5), rand(layers, B, 5)] if with_states else []
-    (t_res, t_xs), (m_res, m_xs) = (run(lib, mod, x, states, lengths, batch_first)
-                                    for lib, mod in ((torch, theirs), (mt, ours)))
-    t_loss, m_loss = 0, 0
-    for a, b in zip(t_res, m_res):
-        assert tuple(b.shape) == tuple(a.shape)
-        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), **TOL)
-        w = rand(*a.shape)
-        t_loss = t_loss + (a * torch.tensor(w)).sum()
-        m_loss = m_loss + (b * mt.tensor(w)).sum()
-    t_loss.backward()
-    m_loss.backward()
-    for a, b in zip(t_xs, m_xs):
-        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), **TOL)
-    t_params, m_params = dict(theirs.named_parameters()), dict(ours.named_parameters())
-    assert list(t_params) == list(m_params)
-    for k in t_params:
-        np.testing.assert_allclose(m_params[k].grad.numpy(), t_params[k].grad.numpy(), **TOL)
+    rnn_layers.compare(rand, "LSTM", kwargs, T, B, lengths, with_states)
 
 
 CASES = [
@@ -137,31 +99,11 @@ def test_double_backward_matches_pytorch(lengths):
     or packed (the batch shrinking from step to step)."""
     theirs, ours = pair(3, 4, proj_size=2, bidirectional=True)
     x, w = rand(5, 3, 3), rand(5, 3, 4)
-    results = []
-    for lib, module, utils in ((torch, theirs, torch.nn.utils.rnn), (mt, ours, rnn_utils)):
-        xt = lib.tensor(x, requires_grad=True)
-        inp = xt if lengths is None else utils.pack_padded_sequence(xt, lengths, enforce_sorted=False)
-        out, (h_n, c_n) = module(inp)
-        out = out if lengths is None else utils.pad_packed_sequence(out)[0]
-        loss = (out * lib.tensor(w)).sum() + (c_n * c_n).sum() + (h_n * h_n.sum()).sum()
-        params = [xt, *module.parameters()]
-        grads = lib.autograd.grad(loss, params, create_graph=True)
-        sum((g * g).sum() for g in grads).backward()
-        results.append([g.detach().numpy() for g in grads] + [p.grad.numpy() for p in params])
-    for got, want in zip(*results):
-        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
 
+    def loss(lib, out, h):
+        return (out * lib.tensor(w)).sum() + (h[1] * h[1]).sum() + (h[0] * h[0].sum()).sum()
 
-def node_names(t):
-    names, seen, todo = [], {}, [t.grad_fn]
-    while todo:
-        node = todo.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen[id(node)] = node  # kept, so that no id is a freed node's reused
-        names.append(node.name())
-        todo += [next_fn for next_fn, _ in node.next_functions]
-    return names
+    rnn_layers.compare_double_backward(theirs, ours, x, loss, lengths)
 
 
 @pytest.mark.parametrize("lengths", [None, [6, 6], [6, 3], [2, 6]])

@@ -124,8 +124,8 @@ def test_cells_match_pytorch(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_lstm_layer_and_fused_cell_ops_keep_the_dtype(dtype):
-    """The ops under nn.LSTM take the small dtype as given and give it back."""
+def test_layer_and_fused_cell_ops_keep_the_dtype(dtype):
+    """The ops under nn.LSTM, nn.GRU and nn.RNN take the small dtype as given and give it back."""
     T, B, H = 3, 2, 4
     dt = getattr(mt, dtype)
     xw, h0, c0, w_hh = (mt.randn(*s).to(dt) for s in ((T * B, 4 * H), (B, H), (B, H), (4 * H, H)))
@@ -133,6 +133,10 @@ def test_lstm_layer_and_fused_cell_ops_keep_the_dtype(dtype):
         assert r.dtype == dt
     for r in mt._C._thnn_fused_lstm_cell(xw[:B], xw[B:2 * B], c0):
         assert r.dtype == dt
+    for r in mt._C._gru_layer(xw[:, :3 * H], h0, w_hh[:3 * H], w_hh[:3 * H, 0], True):
+        assert r.dtype == dt
+    for relu in (False, True):
+        assert mt._C._rnn_layer(xw[:, :H], h0, w_hh[:H], relu).dtype == dt
 
 
 def test_input_and_weights_of_other_dtypes_raise_as_pytorch():
