@@ -111,3 +111,23 @@ def test_backward_with_non_tensor_gradients_raises_without_double_free():
     assert run.returncode == 0, run.stderr[-3000:]
     with pytest.raises(TypeError, match="expected a Tensor at position 0, got str"):
         (minitorch.tensor(1.0, requires_grad=True) * 2).backward({"a": 1})
+
+
+@pytest.mark.parametrize("fn, shape, factor", [
+    (F.pixel_shuffle, (4, 0, 1, 4), 1 << 40),  # was: r * r wrapped to 0, then C % 0: SIGFPE
+    (F.pixel_shuffle, (1, 0, 1 << 33, 1), 1 << 31),  # r * r fits, H r does not
+    (F.pixel_unshuffle, (0, 1 << 32, 1, 1), 1),  # fine: r = 1
+])
+def test_pixel_shuffle_factors_past_int64(fn, shape, factor):
+    x = minitorch.zeros(*shape)
+    if factor == 1:
+        assert fn(x, factor).shape == x.shape
+        return
+    with pytest.raises(RuntimeError, match="overflows? int64"):
+        fn(x, factor)
+
+
+def test_pixel_shuffle_large_factor_of_an_empty_input():
+    # C = 0 is divisible by any r * r that fits int64: sizes as PyTorch's, no element
+    y = F.pixel_shuffle(minitorch.zeros(2, 0, 4, 4), 1 << 31)
+    assert tuple(y.shape) == (2, 0, 4 << 31, 4 << 31) and y.numel() == 0

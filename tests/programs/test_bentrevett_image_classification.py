@@ -232,7 +232,11 @@ def fit_and_inspect(torch, model, iterators, optimizer, epochs, tmp, name, devic
 
     output_pca_data = get_pca(outputs)
     return {"log": log, "test": [test_loss, test_acc], "probs": numpy_of(probs), "confusion": cm,
-            "incorrect": [(int(label), float(prob.max())) for _, label, prob in incorrect_examples],
+            # the program's order (by top probability, descending), examples whose top probabilities
+            # agree to 4 decimals then by label: a barely trained model's are all near 0.1, and
+            # float32 rounding may swap two of them
+            "incorrect": sorted(((int(label), float(prob.max())) for _, label, prob in incorrect_examples),
+                                key=lambda e: (-round(e[1], 4), e[0])),
             "pca_variance": np.var(output_pca_data, axis=0), "final": {k: numpy_of(v) for k, v in model.state_dict().items()}}
 
 
