@@ -105,5 +105,7 @@ def test_cuda_non_blocking_keyword():
         assert y.device.type == "cuda" and y.cpu(memory_format=minitorch.preserve_format).tolist() == [1.0, 1.0]
         assert x.cuda(0, True).device.type == "cuda"
     else:
-        with pytest.raises(RuntimeError):
+        # as PyTorch: AssertionError ("not compiled with CUDA enabled") in a CPU-only build,
+        # RuntimeError in a CUDA build on a machine without a device
+        with pytest.raises((RuntimeError, AssertionError)):
             x.cuda(non_blocking=True)
