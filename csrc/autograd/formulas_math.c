@@ -233,9 +233,10 @@ mt_grad_pow(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 
 /* ---- division and remainders ---- */
 
-// self / other: d/dself = g / conj(other), d/dother = -g * conj(self / other^2) (conj: of a
-// complex value, PyTorch's convention; real values as they are); with a rounding mode the
-// result is a step function of both, and PyTorch gives them zero gradients
+// self / other: d/dself = g / conj(other), d/dother = -g * conj((self / other) / other) (conj: of
+// a complex value, PyTorch's convention; real values as they are), rounded in PyTorch's order: the
+// two terms of x / x's gradient then cancel to the same residue; with a rounding mode the result
+// is a step function of both, and PyTorch gives them zero gradients
 mt_status
 mt_grad_div(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
@@ -249,13 +250,12 @@ mt_grad_div(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         return finish(&s);
     }
     mt_tensor *other = n->saved[1];
-    mt_tensor *q = bin(&s, MT_OP_div, g[0], conj_of(&s, other));
     if (wants(n, 0)) {
-        give(&s, q, &gi[0]);
+        give(&s, bin(&s, MT_OP_div, g[0], conj_of(&s, other)), &gi[0]);
     }
     if (wants(n, 1)) {
-        mt_tensor *x = conj_of(&s, bin(&s, MT_OP_div, n->saved[0], other));
-        give(&s, un(&s, MT_OP_neg, bin(&s, MT_OP_mul, q, x)), &gi[1]);
+        mt_tensor *x = bin(&s, MT_OP_div, bin(&s, MT_OP_div, n->saved[0], other), other);
+        give(&s, un(&s, MT_OP_neg, bin(&s, MT_OP_mul, g[0], conj_of(&s, x))), &gi[1]);
     }
     return finish(&s);
 }
