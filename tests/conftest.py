@@ -104,6 +104,18 @@ def device(request):
     return request.param
 
 
+@pytest.fixture(params=["avx512", "portable"])
+def vmath_path(request):
+    """Runs a test of float32 exp or log through their AVX-512 loops (skipped where the CPU
+    has no AVX-512) and through vmath.h's portable ones, which AVX2-only CPUs run; restores the
+    default (AVX-512 where the CPU has it)."""
+    on = minitorch._C._set_vmath_avx512(request.param == "avx512")
+    if request.param == "avx512" and not on:
+        pytest.skip("the CPU has no AVX-512")
+    yield request.param
+    minitorch._C._set_vmath_avx512(True)
+
+
 @pytest.fixture(params=[1, 2])
 def threads(request):
     """Runs the test at 1 and at 2 threads, and restores the count."""

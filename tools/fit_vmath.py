@@ -1,9 +1,11 @@
-"""The polynomial fits of csrc/cpu/vmath.h's erf and GELU, and their ULP errors over float32s.
+"""The polynomial fits of csrc/cpu/vmath.h's erf and GELU and cpu/vmath_avx512.c's exp, and their
+ULP errors over float32s.
 
     python3 tools/fit_vmath.py            # prints the coefficients (needs SciPy)
     python3 tools/fit_vmath.py --ulps 61  # max ULP error of vmath.h's float32 functions over
                                           # every 61st float32 (1: all 2^32), against double libm,
-                                          # as built for x86-64 and for x86-64-v3 (FMA)
+                                          # as built for x86-64 and for x86-64-v3 (FMA), and
+                                          # vmath_avx512.c's exp and log where the CPU has AVX-512
 
 erf(a) = a + a (P(a^2) - 1) for a < 1, P of degree 6, a Chebyshev interpolant at 6000 nodes
 (near-minimax); erf(a) = 1 - E(a - 2.46) for 1 <= a < 3.92, E of degree 14 fitted to erfc. GELU's
@@ -63,7 +65,15 @@ def coefficients():
     # Phi - 1/2 = x R(x^2): R in u = x^2, weighted by x (Phi's absolute error)
     r, r_err = minimax(lambda u: 0.5 * erf(np.sqrt(u) / r2) / np.sqrt(u), 1e-12, 4.0, 6, weight=lambda u: np.sqrt(u) / 2)
     g, g_err = minimax(lambda y: 0.5 * erfc(y / r2), 2.0, 3.92 * r2, 10, shift=float(np.float32(3.8)))
-    for name, c, err in (("erf P - 1", p, None), ("erf E", e, e_err), ("gelu R", r, r_err), ("gelu G", g, g_err)):
+    # cpu/vmath_avx512.c's exp: exp(r) = 1 + r + r^2 X(r), |r| <= ln2 / 2, X of degree 4 fitted to
+    # (exp(r) - 1 - r) / r^2 weighted by r^2 / exp(r) (exp's relative error)
+    def exp_rest(v):
+        return np.where(np.abs(v) < 1e-4, 0.5 + v / 6 + v * v / 24, (np.expm1(v) - v) / np.where(v == 0, 1, v * v))
+
+    half = float(np.log(2) / 2) * 1.0002  # r's range and a little more: n's rounding
+    x, x_err = minimax(exp_rest, -half, half, 4, weight=lambda v: v * v / np.exp(v))
+    for name, c, err in (("erf P - 1", p, None), ("erf E", e, e_err), ("gelu R", r, r_err), ("gelu G", g, g_err),
+                         ("exp X", x, x_err)):
         # P as fitted in double; the minimax fits as the float32s they are used as
         values = c if err is None else c.astype(np.float32)
         print(name, ", ".join(f"{v:.9e}f" for v in values), "" if err is None else f"(max error {err:.2e})")
@@ -98,8 +108,20 @@ static double ulp_of(double r) {
         }                                                                                 \
         printf("%-6s max %.3f ulp at x = %a, %ld special values differ\n", name, worst, wx, bad); \
     }
+#ifdef AVX512
+#include "cpu/vmath_avx512.h"
+/* vmath_avx512.c's loops take arrays: f(x) for one x through a one-element call (a masked tail) */
+#define ONE(loop) static float loop##_one(float x) { float r; loop(&r, &x, 1); return r; }
+ONE(mt_cpu_exp_f32_avx512) ONE(mt_cpu_log_f32_avx512)
+#endif
 int main(int argc, char **argv) {
     uint64_t step = (uint64_t)atoll(argv[1]);
+#ifdef AVX512
+    if (argc > 2) {
+        CHECK("exp", mt_cpu_exp_f32_avx512_one, exp) CHECK("log", mt_cpu_log_f32_avx512_one, log)
+        return 0;
+    }
+#endif
     CHECK("exp", mt_vexp_f32, exp) CHECK("tanh", mt_vtanh_f32, tanh)
     CHECK("log", mt_vlog_f32, log) CHECK("log1p", mt_vlog1p_f32, log1p) CHECK("erf", mt_verf_f32, erf)
     CHECK("gelu", mt_vgelu_f32, gelu_exact)
@@ -118,6 +140,14 @@ def ulps(step):
             subprocess.run(["cc", "-O2", "-std=c11", "-fno-trapping-math", f"-march={arch}", "-ffp-contract=fast",
                             "-I", os.path.join(ROOT, "csrc"), src, "-o", exe, "-lm"], check=True)
             subprocess.run([exe, str(step)], check=True)
+        # cpu/vmath_avx512.c's exp and log, where this CPU has AVX-512 (F and DQ)
+        with open("/proc/cpuinfo") as f:
+            flags = set(next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), []))
+        if {"avx512f", "avx512dq"} <= flags:
+            print("AVX-512 loops:", flush=True)
+            subprocess.run(["cc", "-O2", "-std=c11", "-DAVX512", "-I", os.path.join(ROOT, "csrc"), src,
+                            os.path.join(ROOT, "csrc", "cpu", "vmath_avx512.c"), "-o", exe, "-lm"], check=True)
+            subprocess.run([exe, str(step), "avx512"], check=True)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@
 #include "cpu/elementwise.h"
 #include "cpu/loops.h"
 #include "cpu/vmath.h"
+#include "cpu/vmath_avx512.h"
 #include "dispatch/kernels.h"
 #include "ops/elementwise.h"
 #include "ops/elementwise_table.h"
@@ -327,9 +328,9 @@ static const mt_loop_fn complex_loops[MT_NUM_EW][2] = {
  * that tests/autograd/test_cpu_fast_paths.py holds it to (0.96 measured without) */
 #pragma GCC push_options
 #pragma GCC optimize("fp-contract=off")
-VEC_F32_LOOP(exp_vec_f32, X, mt_vexp_f32)
+VEC_F32_LOOP(exp_vec_f32_portable, X, mt_vexp_f32)
 #pragma GCC pop_options
-VEC_F32_LOOP(log_vec_f32, X, mt_vlog_f32)
+VEC_F32_LOOP(log_vec_f32_portable, X, mt_vlog_f32)
 VEC_F32_LOOP(log1p_vec_f32, X, mt_vlog1p_f32)
 VEC_F32_LOOP(erf_vec_f32, X, mt_verf_f32)
 VEC_F32_LOOP(sigmoid_vec_f32, X, mt_vsigmoid_f32)
@@ -382,6 +383,28 @@ stage_store(char **data, const int64_t *strides, int64_t i0, int m, const float 
         MT_AT(float, 0, i0 + i) = r[i];
     }
 }
+
+/* exp and log have an AVX-512 form too (cpu/vmath_avx512.c): wide(out, x, n) over
+ * contiguous float32 runs where the CPU has AVX-512, other layouts through it by blocks of STAGE
+ * (so a result does not depend on the layout), name_portable (vmath.h's) elsewhere. */
+#define VEC_F32_LOOP_AVX512(name, wide)                                          \
+    static void name(char **data, const int64_t *strides, int64_t n, void *vctx) \
+    {                                                                            \
+        if (!mt_cpu_vmath_avx512()) {                                            \
+            name##_portable(data, strides, n, vctx);                             \
+        } else if (strides[0] == sizeof(float) && strides[1] == sizeof(float)) { \
+            wide((float *)data[0], (const float *)data[1], n);                   \
+        } else {                                                                 \
+            float block[STAGE];                                                  \
+            for (int64_t i0 = 0; i0 < n; i0 += STAGE) {                          \
+                const int m = stage_load(data, strides, i0, n, 1, block, block); \
+                wide(block, block, m);                                           \
+                stage_store(data, strides, i0, m, block);                        \
+            }                                                                    \
+        }                                                                        \
+    }
+VEC_F32_LOOP_AVX512(exp_vec_f32, mt_cpu_exp_f32_avx512)
+VEC_F32_LOOP_AVX512(log_vec_f32, mt_cpu_log_f32_avx512)
 
 MT_SIMD_CLONES static void
 softplus_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/threads.h"
+#include "cpu/vmath_avx512.h"
 
 /* n from an int (or a NumPy integer), not a bool, as PyTorch's THPUtils_checkLong; -1 with
  * PyTorch's RuntimeError (or Python's on overflow) otherwise. */
@@ -75,6 +76,19 @@ py_get_num_interop_threads(PyObject *m, PyObject *noargs)
     return PyLong_FromLong(mt_get_num_interop_threads());
 }
 
+/* _set_vmath_avx512(bool) -> bool: float32 exp and log through their AVX-512 loops (where
+ * the CPU has AVX-512) or vmath.h's portable ones, which AVX2-only CPUs run; for tests. */
+static PyObject *
+py_set_vmath_avx512(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    const int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(mt_cpu_set_vmath_avx512(on));
+}
+
 PyMethodDef mt_py_threads_functions[] = {
     {"set_num_threads", py_set_num_threads, METH_O,
      "set_num_threads(int)\n\nSets the number of threads used for intraop parallelism on CPU "
@@ -88,5 +102,7 @@ PyMethodDef mt_py_threads_functions[] = {
     {"get_num_interop_threads", py_get_num_interop_threads, METH_NOARGS,
      "get_num_interop_threads() -> int\n\nReturns the number of threads used for inter-op "
      "parallelism on CPU."},
+    {"_set_vmath_avx512", py_set_vmath_avx512, METH_O,
+     "_set_vmath_avx512(on) -> whether float32 exp and log now run their AVX-512 loops"},
     {NULL, NULL, 0, NULL},
 };

@@ -84,7 +84,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_ulps_against_float64(name, threads):
+def test_ulps_against_float64(name, threads, vmath_path):
     call, fn, bound, x = CASES[name]
     x = np.concatenate([x, SPECIALS])
     got = call(minitorch.tensor(x)).numpy()
