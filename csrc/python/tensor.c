@@ -209,6 +209,9 @@ tensor_item(PyObject *self, PyObject *unused)
 {
     (void)unused;
     mt_scalar s;
+    if (mt_py_tracer_warn("number") < 0) {
+        return NULL;
+    }
     PyObject *dispatched = mt_py_local_scalar(self);
     if (dispatched || PyErr_Occurred()) {
         return dispatched;
@@ -227,6 +230,9 @@ static PyObject *
 tensor_tolist(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (mt_py_tracer_warn("list") < 0) {
+        return NULL;
+    }
     return mt_py_tensor_tolist(mt_py_unwrap(self));
 }
 

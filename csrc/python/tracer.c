@@ -1,4 +1,5 @@
-/* _tracer_start, _tracer_stop, _tracer_count: the graph tracer (csrc/tracer/) for minitorch.viz. */
+/* _tracer_start, _tracer_stop, _tracer_count: the graph tracer (csrc/tracer/) for minitorch.viz
+ * and torch.jit.trace. */
 #include "python/pyminitorch.h"
 #include "tracer/tracer.h"
 
@@ -16,6 +17,54 @@ tensors_tuple(mt_tensor **v, int n)
         PyTuple_SET_ITEM(t, k, o);
     }
     return t;
+}
+
+/* A record's arguments as (args, kwargs) by its op's schema, as a Python kernel gets them
+ * (mt_py_box_args); None for a record without them. */
+static PyObject *
+call_args(const mt_trace_rec *r)
+{
+    if (r->args == NULL) {
+        return Py_NewRef(Py_None);
+    }
+    PyObject *kw = NULL;
+    PyObject *args = mt_py_box_args(r->op, r->args, &kw);
+    if (args == NULL) {
+        return NULL;
+    }
+    if (kw == NULL && (kw = PyDict_New()) == NULL) {
+        Py_DECREF(args);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", args, kw);
+}
+
+/* The warning class torch.jit.trace installs for its trace (TracerWarning), or NULL. */
+static PyObject *tracer_warning;
+
+int
+mt_py_tracer_warn(const char *what)
+{
+    if (tracer_warning == NULL || !mt_tracing_enabled()) {
+        return 0;
+    }
+    return PyErr_WarnFormat(tracer_warning, 1,
+                            "Converting a tensor to a Python %s might cause the trace to be "
+                            "incorrect. We can't record the data flow of Python values, so this "
+                            "value will be treated as a constant in the future. This means that "
+                            "the trace might not generalize to other inputs!",
+                            what);
+}
+
+static PyObject *
+py_tracer_warnings(PyObject *m, PyObject *cls)
+{
+    (void)m;
+    if (cls != Py_None && !PyExceptionClass_Check(cls)) {
+        return PyErr_Format(PyExc_TypeError, "expected a warning class or None");
+    }
+    Py_XSETREF(tracer_warning, cls == Py_None ? NULL : Py_NewRef(cls));
+    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -41,12 +90,14 @@ py_tracer_stop(PyObject *m, PyObject *unused)
         const char *kernel = mt_kernel_for(r->op, r->key)->name;
         PyObject *in = tensors_tuple(r->in, r->nin);
         PyObject *out = in ? tensors_tuple(r->out, r->nout) : NULL;
-        PyObject *item = out ? Py_BuildValue("(sissOOO)", mt_op_names[r->op], r->depth,
-                                             mt_key_names[r->key], kernel ? kernel : "",
-                                             r->ok ? Py_True : Py_False, in, out)
-                             : NULL;
+        PyObject *call = out ? call_args(r) : NULL;
+        PyObject *item = call ? Py_BuildValue("(sissOOOO)", mt_op_names[r->op], r->depth,
+                                              mt_key_names[r->key], kernel ? kernel : "",
+                                              r->ok ? Py_True : Py_False, in, out, call)
+                              : NULL;
         Py_XDECREF(in);
         Py_XDECREF(out);
+        Py_XDECREF(call);
         if (item == NULL) {
             Py_CLEAR(list);
             break;
@@ -69,8 +120,12 @@ static PyMethodDef functions[] = {
     {"_tracer_start", py_tracer_start, METH_NOARGS,
      "Turns the graph tracer on for this thread (the Tracer dispatch key)."},
     {"_tracer_stop", py_tracer_stop, METH_NOARGS,
-     "Turns it off: [(op, depth, key, kernel, ok, inputs, outputs), ...] in call order."},
+     "Turns it off: [(op, depth, key, kernel, ok, inputs, outputs, (args, kwargs)), ...] in call "
+     "order; (args, kwargs) is the call's arguments by the op's schema (None if not kept)."},
     {"_tracer_count", py_tracer_count, METH_NOARGS, "How many ops have been recorded so far."},
+    {"_tracer_warnings", py_tracer_warnings, METH_O,
+     "_tracer_warnings(cls): while tracing, converting a tensor to a Python value warns cls "
+     "(torch.jit.TracerWarning); None turns it off."},
     {NULL, NULL, 0, NULL},
 };
 

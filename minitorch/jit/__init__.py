@@ -1,12 +1,12 @@
-"""minitorch.jit: TorchScript's entry points where they are harmless in eager mode. script,
-trace and trace_module return what they were given (the eager model computes the same), the
-decorators leave functions alone, annotate and Attribute keep their values, fork runs its function
-at once and returns a completed Future, isinstance checks typing containers element by element,
-freeze and optimize_for_inference give the (eval-mode) module itself, and the fusion and
-optimization switches are kept and change nothing. ScriptModule and ScriptFunction are classes for
-isinstance checks and for old-style ScriptModule subclasses (whose script_method methods run
-eagerly); nothing eager is an instance of them. Saving or loading TorchScript archives is not
-supported."""
+"""minitorch.jit: torch.jit's entry points. trace and trace_module record one call through the
+dispatcher's Tracer key and return a TracedModule (or, for a function, a ScriptFunction) that
+replays the recorded graph, with .graph and .code (jit/_trace.py, jit/_graph.py); script returns
+a RecursiveScriptModule / ScriptFunction that runs the Python code eagerly, with .code (its source)
+and no graph (jit/_script.py); save and load write and read a zip archive in PyTorch's layout
+(jit/_serialization.py). The decorators leave functions alone, annotate and Attribute keep their
+values, fork runs its function at once and returns a completed Future, isinstance checks typing
+containers element by element, freeze and optimize_for_inference give the (eval-mode) module
+itself, and the fusion and optimization switches are kept and change nothing."""
 from __future__ import annotations
 
 import builtins
@@ -17,35 +17,90 @@ import typing
 import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from .futures import Future
-from .nn.modules.module import Module
+from ..futures import Future
+from ..nn.modules.module import Module
+from . import _trace
+from ._script import (RecursiveScriptModule, ScriptFunction, ScriptModule, TopLevelTracedModule,  # noqa: F401
+                      TracedModule)
+from ._serialization import load, save  # noqa: F401
+from ._trace import TracerWarning, TracingCheckError  # noqa: F401
 
 Final = typing.Final
 
 
 def script(obj: Any, optimize: Optional[bool] = None, _frames_up: int = 0, _rcb: Any = None,
            example_inputs: Any = None) -> Any:
-    return obj
+    """A module as a RecursiveScriptModule sharing its parameters, a function as a ScriptFunction;
+    both run the Python code eagerly. A ScriptModule (already compiled, or an old-style subclass)
+    is returned as it is."""
+    if builtins.isinstance(obj, (ScriptModule, ScriptFunction)):
+        return obj
+    if builtins.isinstance(obj, Module):
+        return RecursiveScriptModule(obj, name=type(obj).__name__)
+    if builtins.isinstance(obj, type):
+        return obj  # a class: TorchScript compiles its methods; here it stays a Python class
+    if callable(obj):
+        return ScriptFunction(obj)
+    raise RuntimeError(f"Type '{type(obj).__name__}' cannot be compiled: minitorch.jit.script takes a module, "
+                       "a function or a class")
 
 
-def trace(func: Any, example_inputs: Any = None, *args: Any, **kwargs: Any) -> Any:
-    """Returns func itself: runs the eager function rather than a recording of one call (so it
-    also follows data-dependent control flow, which a real trace would freeze)."""
-    return func
+def trace(func: Any, example_inputs: Any = None, optimize: Any = None, check_trace: bool = True,
+          check_inputs: Any = None, check_tolerance: float = 1e-05, strict: bool = True,
+          _force_outplace: bool = False, _module_class: Any = None, _compilation_unit: Any = None,
+          example_kwarg_inputs: Any = None, _store_inputs: bool = True) -> Any:
+    """Records one call of func (a module's forward, or a function) on example_inputs: a
+    TopLevelTracedModule / ScriptFunction replaying it. With check_trace, each of check_inputs
+    (default: the example) is traced again and compared (TracingCheckError, TracerWarning)."""
+    if builtins.isinstance(func, (ScriptModule, ScriptFunction)) and not builtins.isinstance(func, TracedModule):
+        warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. Returning the object as is.")
+        return func
+    if example_inputs is None and example_kwarg_inputs is None:
+        raise RuntimeError("example_kwarg_inputs or example_inputs must be specified")
+    if example_kwarg_inputs is not None:
+        if not builtins.isinstance(example_kwarg_inputs, dict):
+            raise RuntimeError("example_kwarg_inputs should be a dict")
+        example_inputs = tuple(example_kwarg_inputs.values())
+    if builtins.isinstance(func, Module):
+        return trace_module(func, {"forward": example_inputs}, None, check_trace,
+                            [{"forward": c} for c in check_inputs] if check_inputs else None, check_tolerance)
+    args = _trace._as_tuple(example_inputs)
+    graph, _ = _trace.record(func, args, None, None)
+    if check_trace:
+        _trace.check(graph, func, None, [_trace._as_tuple(c) for c in (check_inputs or [args])], None,
+                     check_tolerance)
+    return ScriptFunction(func, graph)
 
 
 def trace_module(mod: Any, inputs: Dict[str, Any], optimize: Any = None, check_trace: bool = True,
                  check_inputs: Any = None, check_tolerance: float = 1e-05, strict: bool = True,
                  _force_outplace: bool = False, _module_class: Any = None, _compilation_unit: Any = None,
                  example_inputs_is_kwarg: bool = False, _store_inputs: bool = True) -> Any:
-    """Returns mod itself, every method named in inputs runs eagerly (as trace does for forward);
-    PyTorch's errors for inputs that are not a dict of existing methods."""
+    """Traces each method named in inputs on its example: a TopLevelTracedModule whose methods
+    replay those recordings; PyTorch's errors for inputs that are not a dict of existing methods."""
+    if not builtins.isinstance(mod, Module):
+        raise AttributeError("expected torch.nn.Module as the first argument")
     if not builtins.isinstance(inputs, dict):
         raise AttributeError("expected a dictionary of (method_name, input) pairs")
-    for name in inputs:
-        if not callable(getattr(mod, name, None)):
+    graphs = {}
+    for name, example in inputs.items():
+        method = getattr(mod, name, None)
+        if not callable(method):
             raise AttributeError(f"'{type(mod).__name__}' object has no attribute '{name}'")
-    return mod
+        call = mod if name == "forward" else method
+        args = _trace._as_tuple(example)
+        graphs[name], _ = _trace.record(call, args, mod, _qualified_type(mod))
+        if check_trace:
+            checks = [_trace._as_tuple(c[name]) for c in check_inputs] if check_inputs else [args]
+            _trace.check(graphs[name], call, mod, checks, _qualified_type(mod), check_tolerance)
+    traced = TopLevelTracedModule(mod, graphs)
+    return traced
+
+
+def _qualified_type(mod: Module) -> str:
+    cls = type(mod)
+    module = cls.__module__.replace("minitorch", "torch")
+    return cls.__qualname__ if module == "__main__" else f"{module}.{cls.__qualname__}"
 
 
 def script_if_tracing(fn: Callable) -> Callable:
@@ -63,25 +118,6 @@ def annotate(the_type: Any, the_value: Any) -> Any:
 
 
 Attribute = collections.namedtuple("Attribute", ["value", "type"])
-
-
-class ScriptModule(Module):
-    """The class of compiled modules. script() returns eager modules unchanged, so none is an
-    instance; a subclass written in the old style (forward marked with script_method) is an
-    ordinary module that runs eagerly."""
-
-
-class ScriptFunction:
-    """The class of compiled functions: script() returns eager functions unchanged, so none is an
-    instance. Wrapping a function in one gives a callable that runs it."""
-
-    def __init__(self, fn: Callable) -> None:
-        self._fn = fn
-        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
-        self.__doc__ = getattr(fn, "__doc__", None)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._fn(*args, **kwargs)
 
 
 def fork(func: Callable, *args: Any, **kwargs: Any) -> Future:
@@ -167,7 +203,8 @@ def is_scripting() -> bool:
 
 
 def is_tracing() -> bool:
-    return False
+    """Whether a torch.jit.trace is recording on this thread."""
+    return _trace.is_tracing()
 
 
 def freeze(mod: Any, preserved_attrs: Optional[List[str]] = None, optimize_numerics: bool = True) -> Any:
@@ -230,10 +267,3 @@ def fuser(name: str) -> Iterator[None]:
         raise Exception(f"unrecognized fuser option (name: {name})")
     yield
 
-
-def _not_supported(*args: Any, **kwargs: Any) -> Any:
-    raise NotImplementedError("minitorch.jit: TorchScript archives are not supported (minitorch runs eagerly); "
-                              "save a state_dict with minitorch.save instead")
-
-
-save = load = _not_supported

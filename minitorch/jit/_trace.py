@@ -1,0 +1,169 @@
+"""torch.jit.trace: one call recorded through the dispatcher's Tracer key (csrc/tracer/), its
+top-level ops (depth 0: a composite's own calls are left to the composite) turned into a Graph
+(jit/_graph.py) that the traced module's forward replays. As PyTorch's tracer, the recording
+freezes control flow and Python values: converting a tensor to a Python value while tracing warns
+TracerWarning (csrc/python/tracer.c), and check_trace traces again and compares."""
+from __future__ import annotations
+
+import copy
+import inspect
+import threading
+import warnings
+from typing import Any, Dict, List, Optional, Tuple
+
+from .. import _C
+from ..nn.modules.module import Module
+from ._graph import Graph, Node, Value, Values, graph_inputs, map_values, values_in
+
+
+class TracerWarning(Warning):
+    """Warns that a trace may not generalize: it recorded a Python value computed from a tensor."""
+
+    @staticmethod
+    def ignore_lib_warnings() -> None:
+        warnings.filterwarnings("ignore", category=TracerWarning, module="minitorch.(?!jit)")
+
+
+class TracingCheckError(Exception):
+    """check_trace found that a second trace, or its outputs, differ from the first."""
+
+    def __init__(self, graph_diff_error: Optional[str], tensor_compare_error: Optional[str],
+                 extra_msg: Optional[str] = None) -> None:
+        self.message = "Tracing failed sanity checks!\n"
+        if extra_msg is not None:
+            self.message += extra_msg + "\n"
+        if graph_diff_error is not None:
+            self.message += "ERROR: Graphs differed across invocations!\n" + graph_diff_error + "\n"
+        if tensor_compare_error is not None:
+            self.message += ("ERROR: Tensor-valued Constant nodes differed in value across invocations. This often "
+                             "indicates that the tracer has encountered untraceable code.\n" + tensor_compare_error)
+        super().__init__(self.message)
+
+
+_state = threading.local()
+
+
+def is_tracing() -> bool:
+    return getattr(_state, "depth", 0) > 0
+
+
+def _is_tensor(o: Any) -> bool:
+    return isinstance(o, _C.TensorBase)
+
+
+def _input_names(fn: Any, n: int) -> List[str]:
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind != p.VAR_POSITIONAL]
+    return (names + [f"input.{k}" for k in range(n)])[:n]
+
+
+def record(fn: Any, args: tuple, owner: Optional[Module], self_type: Optional[str]) -> Tuple[Graph, Any]:
+    """Calls fn(*args) with the tracer on: the Graph of what it did, and its result."""
+    values = Values()
+    template = graph_inputs(args, values)
+    attrs_by_id: Dict[int, str] = {}
+    if owner is not None:
+        for name, t in list(owner.named_parameters(remove_duplicate=False)) + list(owner.named_buffers()):
+            attrs_by_id.setdefault(id(t), name)
+    attrs: Dict[int, str] = {}
+    constants: Dict[int, Any] = {}
+    nodes: List[Node] = []
+
+    def value_of(t: Any) -> Value:
+        if id(t) in values.env:
+            return values.env[id(t)]
+        v = values.new(t)
+        if id(t) in attrs_by_id:
+            attrs[v.index] = attrs_by_id[id(t)]
+        else:
+            constants[v.index] = t
+        return v
+
+    def template_of(a: Any) -> Any:
+        if _is_tensor(a):
+            return value_of(a)
+        if type(a) in (list, tuple):
+            return type(a)(template_of(x) for x in a)
+        return a
+
+    _C._tracer_warnings(TracerWarning)
+    _C._tracer_start()
+    _state.depth = getattr(_state, "depth", 0) + 1
+    try:
+        result = fn(*args)
+    finally:
+        _state.depth -= 1
+        records = _C._tracer_stop()
+        _C._tracer_warnings(None)
+    for op, depth, _key, _kernel, ok, _ins, outs, call in records:
+        if depth != 0 or not ok or call is None:
+            continue
+        node = Node(op, template_of(call[0]), {k: template_of(v) for k, v in call[1].items()}, [], [])
+        node.outputs = [values.new(o).index for o in outs]
+        nodes.append(node)
+    output = _output_template(result, value_of)
+    names = _input_names(getattr(owner, "forward", fn) if owner is not None else fn, len(values_in(template)))
+    graph = Graph(names, template, attrs, constants, nodes, output, values.types, self_type)
+    del records
+    return graph, result
+
+
+def _output_template(o: Any, value_of: Any) -> Any:
+    if _is_tensor(o):
+        return value_of(o)
+    if type(o) in (list, tuple) or (isinstance(o, tuple) and hasattr(o, "_fields")):
+        return tuple(_output_template(x, value_of) for x in o) if isinstance(o, tuple) else [
+            _output_template(x, value_of) for x in o]
+    if isinstance(o, dict):
+        return {k: _output_template(v, value_of) for k, v in o.items()}
+    raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from "
+                       f"traced functions (got {type(o).__name__})")
+
+
+def _as_tuple(example_inputs: Any) -> tuple:
+    """The call's arguments, as PyTorch's make_tuple: a tensor or a dict is the one argument,
+    another iterable (a list) the arguments."""
+    if _is_tensor(example_inputs) or isinstance(example_inputs, dict):
+        return (example_inputs,)
+    try:
+        return tuple(example_inputs)
+    except TypeError:
+        return (example_inputs,)
+
+
+def _flat_tensors(o: Any) -> List[Any]:
+    found: List[Any] = []
+    _output_template(o, lambda t: found.append(t))
+    return found
+
+
+def _compare_outputs(got: Any, want: Any, tolerance: float, what: str) -> None:
+    from ..testing import assert_close
+    for k, (g, w) in enumerate(zip(_flat_tensors(got), _flat_tensors(want))):
+        try:
+            assert_close(g.double(), w.double(), rtol=tolerance, atol=1e-5, equal_nan=True)
+        except AssertionError as e:
+            warnings.warn(f"Output nr {k + 1}. of the traced function does not match the corresponding output of "
+                          f"the {what}. Detailed error:\n{e}", TracerWarning, stacklevel=4)
+
+
+def check(graph: Graph, fn: Any, owner: Any, inputs: List[tuple], self_type: Optional[str],
+          tolerance: float) -> None:
+    """PyTorch's check_trace: each check input traced again (the ops must be the same) and the
+    replay compared with the Python function on it (a difference warns TracerWarning)."""
+    from ..autograd.grad_mode import no_grad
+    for args in inputs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TracerWarning)
+            again, want = record(fn, copy.deepcopy(args), owner, self_type)
+        if again.op_names() != graph.op_names():
+            diff = "\n".join(f"  First: {a}\n  Second: {b}" for a, b in zip(graph.op_names() + ["<end>"],
+                                                                             again.op_names() + ["<end>"]) if a != b)
+            raise TracingCheckError(f"Graph diff:\n{diff}", None)
+        with no_grad():
+            got = graph.run(owner, copy.deepcopy(args))
+        _compare_outputs(got, want, tolerance, "Python function")

@@ -1,0 +1,183 @@
+"""torch.jit.trace / script / save / load: a traced module replays the recorded ops (the same
+outputs and gradients as the eager module, parameters shared), its graph names PyTorch's ops,
+archives round-trip, and bad calls fail with PyTorch's exception classes."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minitorch
+
+
+def mlp(torch):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+
+
+class Cell:
+    """The tutorial's cell, built for either library."""
+
+    @staticmethod
+    def make(torch):
+        class MyCell(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = torch.nn.Linear(4, 4)
+
+            def forward(self, x, h):
+                new_h = torch.tanh(self.linear(x) + h)
+                return new_h, new_h
+        return MyCell()
+
+
+def test_traced_mlp_replays_with_shared_parameters_and_gradients():
+    model = mlp(minitorch)
+    x = minitorch.randn(5, 4)
+    traced = minitorch.jit.trace(model, x)
+    assert isinstance(traced, minitorch.jit.TracedModule) and isinstance(traced, minitorch.jit.ScriptModule)
+    x2 = minitorch.randn(7, 4)  # another batch size: the replay is not the recorded numbers
+    np.testing.assert_allclose(traced(x2).detach().numpy(), model(x2).detach().numpy(), rtol=1e-6)
+    assert [n for n, _ in traced.named_parameters()] == [n for n, _ in model.named_parameters()]
+    assert traced.state_dict()["0.weight"] is not None and getattr(traced, "0").weight is model[0].weight
+    traced(x2).sum().backward()
+    got = model[0].weight.grad.clone()
+    model.zero_grad()
+    model(x2).sum().backward()
+    np.testing.assert_allclose(got.numpy(), model[0].weight.grad.numpy(), rtol=1e-6)
+    with minitorch.no_grad():
+        model[2].bias.add_(1.0)  # the replay reads the module's current weights
+    np.testing.assert_allclose(traced(x2).detach().numpy(), model(x2).detach().numpy(), rtol=1e-6)
+
+
+def test_graph_op_names_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    want = [n.kind() for n in torch.jit.trace(mlp(torch), torch.from_numpy(x)).inlined_graph.nodes()
+            if n.kind().startswith("aten::")]
+    got = [n.kind() for n in minitorch.jit.trace(mlp(minitorch), minitorch.from_numpy(x)).graph.nodes()]
+    assert got == want == ["aten::linear", "aten::relu", "aten::linear"]
+    cell = minitorch.jit.trace(Cell.make(minitorch), (minitorch.rand(3, 4), minitorch.rand(3, 4)))
+    text = str(cell.graph)
+    assert text.startswith("graph(%self : __torch__.")
+    assert "%x : Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)" in text
+    assert 'prim::GetAttr[name="weight"]' in text and "= aten::linear(%x, %weight, %bias)" in text
+    assert "aten::tanh" in text and "prim::TupleConstruct" in text
+    assert "_0 = torch.linear(x, linear_weight, linear_bias)" in cell.code and "return (_2, _2)" in cell.code
+
+
+def test_traced_cnn_matches_eager_and_torch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(1).standard_normal((2, 1, 8, 8)).astype(np.float32)
+
+    def cnn(lib):
+        lib.manual_seed(0)
+        nn = lib.nn
+        return nn.Sequential(nn.Conv2d(1, 3, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(27, 2))
+    ref = cnn(torch)
+    mine = cnn(minitorch)
+    mine.load_state_dict({k: minitorch.from_numpy(v.detach().numpy()) for k, v in ref.state_dict().items()})
+    traced = minitorch.jit.trace(mine, minitorch.from_numpy(x))
+    x2 = np.random.default_rng(2).standard_normal((3, 1, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(traced(minitorch.from_numpy(x2)).detach().numpy(),
+                               torch.jit.trace(ref, torch.from_numpy(x))(torch.from_numpy(x2)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    ops = [n.kind() for n in traced.graph.nodes()]
+    assert ops[-3:] == ["aten::max_pool2d", "aten::flatten", "aten::linear"] and "aten::relu" in ops
+
+
+def test_control_flow_is_frozen_with_a_tracer_warning():
+    class Gate(minitorch.nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:
+                return x
+            return -x
+    with pytest.warns(minitorch.jit.TracerWarning, match="Python boolean"):
+        traced = minitorch.jit.trace(Gate(), minitorch.ones(2))
+    assert traced(-minitorch.ones(2)).tolist() == [-1.0, -1.0]  # the branch taken while tracing
+    assert minitorch.jit.script(Gate())(-minitorch.ones(2)).tolist() == [1.0, 1.0]  # script runs Python
+    with pytest.raises(minitorch.jit.TracingCheckError, match="Graphs differed"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", minitorch.jit.TracerWarning)
+            minitorch.jit.trace(Gate(), minitorch.ones(2), check_inputs=[(-minitorch.ones(2),)])
+
+
+def test_trace_function_and_refusals():
+    def f(a, b):
+        return a * 2 + b
+    traced = minitorch.jit.trace(f, (minitorch.ones(2), minitorch.ones(2)))
+    assert isinstance(traced, minitorch.jit.ScriptFunction)
+    assert traced(minitorch.ones(2), minitorch.zeros(2)).tolist() == [2.0, 2.0]
+    assert [n.kind() for n in traced.graph.nodes()] == ["aten::mul", "aten::add"]
+    with pytest.raises(RuntimeError, match="cannot be traced"):
+        minitorch.jit.trace(lambda a, n: a * n, (minitorch.ones(2), 3))
+    with pytest.raises(RuntimeError, match="Only tensors"):
+        minitorch.jit.trace(lambda a: a.sum().item(), minitorch.ones(2), check_trace=False)
+    with pytest.raises(RuntimeError, match="must be specified"):
+        minitorch.jit.trace(f)
+    with pytest.raises(RuntimeError, match="script"):
+        _ = minitorch.jit.script(f).graph
+
+
+def test_save_load_round_trip_traced(tmp_path):
+    model = Cell.make(minitorch)
+    x, h = minitorch.rand(3, 4), minitorch.rand(3, 4)
+    traced = minitorch.jit.trace(model, (x, h))
+    path = tmp_path / "cell.pt"
+    traced.save(str(path), _extra_files={"meta.txt": "hello"})
+    import zipfile
+    names = zipfile.ZipFile(path).namelist()
+    assert {"cell/data.pkl", "cell/constants.pkl", "cell/data/0", "cell/extra/meta.txt"} <= set(names)
+    assert any(n.startswith("cell/code/__torch__/") for n in names)
+    extra = {"meta.txt": ""}
+    loaded = minitorch.jit.load(str(path), map_location="cpu", _extra_files=extra)
+    assert extra["meta.txt"] == b"hello"
+    assert isinstance(loaded, minitorch.jit.RecursiveScriptModule) and loaded.original_name == "MyCell"
+    x2 = minitorch.rand(5, 4)
+    h2 = minitorch.rand(5, 4)
+    np.testing.assert_allclose(loaded(x2, h2)[0].detach().numpy(), model(x2, h2)[0].detach().numpy(), rtol=1e-6)
+    assert loaded.code == traced.code and str(loaded.graph) == str(traced.graph)
+    assert sorted(loaded.state_dict()) == sorted(model.state_dict())
+
+
+class Offset(minitorch.nn.Module):
+    """At module level: a scripted module is saved with its class by reference, as pickle does."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = minitorch.nn.Linear(2, 2)
+        self.scale = 3
+
+    def forward(self, x):
+        return self.lin(x) * self.scale + minitorch.tensor([1.0, -1.0])
+
+
+def test_save_load_scripted_and_constants(tmp_path):
+    m = Offset()
+    x = minitorch.rand(4, 2)
+    for compiled in (minitorch.jit.script(m), minitorch.jit.trace(m, x)):
+        path = tmp_path / "m.pt"
+        minitorch.jit.save(compiled, str(path))
+        loaded = minitorch.jit.load(str(path))
+        np.testing.assert_allclose(loaded(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-6)
+    assert "self.lin(x) * self.scale" in minitorch.jit.script(m).code
+
+
+def test_load_refusals(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        minitorch.jit.load(str(tmp_path / "missing.pt"))
+    with pytest.raises(ValueError, match="is a directory"):
+        minitorch.jit.load(str(tmp_path))
+    minitorch.save({"w": minitorch.ones(2)}, str(tmp_path / "sd.pt"))
+    with pytest.raises(RuntimeError, match="constants.pkl"):
+        minitorch.jit.load(str(tmp_path / "sd.pt"))
+    (tmp_path / "junk.pt").write_bytes(b"not a zip")
+    with pytest.raises(RuntimeError, match="zip archive"):
+        minitorch.jit.load(str(tmp_path / "junk.pt"))
+
+
+def test_archive_of_pytorch_is_refused_clearly(tmp_path):
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "t.pt"
+    torch.jit.trace(Cell.make(torch), (torch.rand(3, 4), torch.rand(3, 4))).save(str(path))
+    with pytest.raises(RuntimeError, match="not written by minitorch.jit.save"):
+        minitorch.jit.load(str(path))
