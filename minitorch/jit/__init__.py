@@ -89,18 +89,11 @@ def trace_module(mod: Any, inputs: Dict[str, Any], optimize: Any = None, check_t
             raise AttributeError(f"'{type(mod).__name__}' object has no attribute '{name}'")
         call = mod if name == "forward" else method
         args = _trace._as_tuple(example)
-        graphs[name], _ = _trace.record(call, args, mod, _qualified_type(mod))
+        graphs[name], _ = _trace.record(call, args, mod, _trace.qualified_type(mod))
         if check_trace:
             checks = [_trace._as_tuple(c[name]) for c in check_inputs] if check_inputs else [args]
-            _trace.check(graphs[name], call, mod, checks, _qualified_type(mod), check_tolerance)
-    traced = TopLevelTracedModule(mod, graphs)
-    return traced
-
-
-def _qualified_type(mod: Module) -> str:
-    cls = type(mod)
-    module = cls.__module__.replace("minitorch", "torch")
-    return cls.__qualname__ if module == "__main__" else f"{module}.{cls.__qualname__}"
+            _trace.check(graphs[name], call, mod, checks, _trace.qualified_type(mod), check_tolerance)
+    return TopLevelTracedModule(mod, graphs, getattr(graphs.get("forward"), "submodules", {}))
 
 
 def script_if_tracing(fn: Callable) -> Callable:

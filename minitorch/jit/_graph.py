@@ -250,8 +250,18 @@ class _IRPrinter:
         if type(o) is dict:
             keys = [self.arg(k) for k in o]
             parts = [x for kv in zip(keys, parts) for x in kv]
-        self.lines.append(f"  %{n} : {type(o).__name__} = {kind}({', '.join(parts)})")
+        self.lines.append(f"  %{n} : {self.type_of(o)} = {kind}({', '.join(parts)})")
         return "%" + n
+
+    def type_of(self, o: Any) -> str:
+        """A result's printed type: a tensor's, (T1, T2) for a tuple, T[] for a list."""
+        if type(o) is Value:
+            return self.g.types[o.index]
+        if type(o) is tuple:
+            return "(" + ", ".join(self.type_of(x) for x in o) + ")"
+        if type(o) is list:
+            return "Tensor[]"
+        return "Dict(str, Tensor)"
 
 
 def _ir_value(a: Any) -> str:

@@ -56,10 +56,15 @@ class _Compiled(ScriptModule):
         g = self.__dict__.get("_graphs", {}).get("forward")
         if g is not None:
             return g.code()
-        return _source(type(self.__dict__.get("_original", self)).forward)
+        if "_original" not in self.__dict__:
+            raise RuntimeError(f"'{self.original_name}' has no forward method")
+        return _source(type(self.__dict__["_original"]).forward)
 
     def extra_repr(self) -> str:
         return f"original_name={self.original_name}"
+
+    def _get_name(self) -> str:
+        return self.original_name
 
 
 def _source(fn: Callable) -> str:
@@ -87,6 +92,7 @@ class RecursiveScriptModule(_Compiled):
         super().__init__()
         self.__dict__["_graphs"] = dict(graphs or {})
         self.__dict__["_original_name"] = name
+        _add_methods(self)
         if orig is not None:
             _share(self, orig)
             self.__dict__["_original"] = orig
@@ -119,22 +125,43 @@ class RecursiveScriptModule(_Compiled):
 
 class TracedModule(_Compiled):
     """torch.jit.trace's module: forward (and any method trace_module traced) replays the graph
-    recorded from one call, with the original module's parameters."""
+    recorded from one call, with the original module's parameters. Its submodules are
+    TracedModules too (sharing the originals' parameters), each with the graph of its first call
+    during the trace (submodules: dotted name -> Graph); a ScriptModule stays as it is."""
 
-    def __init__(self, orig: Module, graphs: Dict[str, Graph]) -> None:
+    def __init__(self, orig: Module, graphs: Dict[str, Graph], submodules: Optional[Dict[str, Graph]] = None,
+                 prefix: str = "") -> None:
         super().__init__()
         _share(self, orig)
+        subs = submodules or {}
+        children = {}
+        for name, child in orig.__dict__["_modules"].items():
+            qual = prefix + name
+            if child is None or isinstance(child, ScriptModule):
+                children[name] = child
+            else:
+                own = {"forward": subs[qual]} if qual in subs else {}
+                children[name] = TracedModule(child, own, subs, qual + ".")
+        self.__dict__["_modules"] = type(orig.__dict__["_modules"])(children)
         self.__dict__["_graphs"] = dict(graphs)
-        for name in graphs:
-            if name != "forward":
-                self.__dict__[name] = _method(self, graphs[name])
+        _add_methods(self)
 
     def forward(self, *args: Any) -> Any:
-        return self.__dict__["_graphs"]["forward"].run(self, args)
+        graph = self.__dict__["_graphs"].get("forward")
+        if graph is None:
+            raise RuntimeError(f"'{self.original_name}' was not called while tracing: it has no traced forward")
+        return graph.run(self, args)
 
 
 class TopLevelTracedModule(TracedModule):
     pass
+
+
+def _add_methods(owner: Module) -> None:
+    """owner's traced methods other than forward (trace_module's), each replaying its graph."""
+    for name, graph in owner.__dict__["_graphs"].items():
+        if name != "forward":
+            owner.__dict__[name] = _method(owner, graph)
 
 
 def _method(owner: Module, graph: Graph) -> Callable:

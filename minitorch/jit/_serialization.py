@@ -24,36 +24,42 @@ from ._script import RecursiveScriptModule, ScriptFunction, ScriptModule
 _FORMAT = b"minitorch.jit 1"  # the record minitorch/format: which archives load() can run
 
 
-def _tree(m: Module) -> Dict[str, Any]:
-    """A module's own parameters and buffers and its submodules' trees, by name."""
+def _tree(m: Module, constants: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """A module's own parameters, buffers and graphs (their tensor constants moved into
+    constants[name], for constants.pkl) and its submodules' trees, by name."""
     d = m.__dict__
-    return {"name": d.get("_original_name", type(m).__name__), "training": m.training,
+    graphs = {}
+    for gname, g in d.get("_graphs", {}).items():
+        constants[f"{prefix}{gname}"] = dict(g.constants)
+        graphs[gname] = Graph(g.input_names, g.input_template, g.attrs, {}, g.node_list, g.output, g.types,
+                              g.self_type)
+    return {"name": d.get("_original_name", type(m).__name__), "training": m.training, "graphs": graphs,
             "parameters": dict(d["_parameters"]), "buffers": dict(d["_buffers"]),
-            "modules": {k: _tree(sub) for k, sub in d["_modules"].items() if sub is not None}}
+            "modules": {k: _tree(sub, constants, f"{prefix}{k}.") for k, sub in d["_modules"].items()
+                        if sub is not None}}
 
 
-def _build(tree: Dict[str, Any], graphs: Dict[str, Graph]) -> RecursiveScriptModule:
-    m = RecursiveScriptModule(graphs=graphs, name=tree["name"])
+def _build(tree: Dict[str, Any], constants: Dict[str, Any], prefix: str = "") -> RecursiveScriptModule:
+    """The module a tree describes: a RecursiveScriptModule replaying its graphs."""
+    for gname, g in tree["graphs"].items():
+        g.constants = dict(constants.get(f"{prefix}{gname}", {}))
+    m = RecursiveScriptModule(graphs=tree["graphs"], name=tree["name"])
     for k, p in tree["parameters"].items():
         m.register_parameter(k, p)
     for k, b in tree["buffers"].items():
         m.register_buffer(k, b)
     for k, sub in tree["modules"].items():
-        m.add_module(k, _build(sub, {}))
+        m.add_module(k, _build(sub, constants, f"{prefix}{k}."))
     m.__dict__["training"] = tree["training"]
     return m
 
 
 def _payload(m: Any) -> tuple:
     """(data.pkl's object, the constants, the code text) of a module to save."""
-    graphs = m.__dict__.get("_graphs") if isinstance(m, Module) else None
-    if graphs:
-        constants, stripped = {}, {}
-        for name, g in graphs.items():
-            constants[name] = dict(g.constants)
-            stripped[name] = Graph(g.input_names, g.input_template, g.attrs, {}, g.node_list, g.output, g.types,
-                                   g.self_type)
-        return {"kind": "traced", "tree": _tree(m), "graphs": stripped}, constants, graphs["forward"].code()
+    if isinstance(m, Module) and m.__dict__.get("_graphs"):
+        constants: Dict[str, Any] = {}
+        tree = _tree(m, constants)
+        return {"kind": "traced", "tree": tree}, constants, m.__dict__["_graphs"]["forward"].code()
     if isinstance(m, ScriptModule):
         orig = m.__dict__.get("_original", m)
         return {"kind": "script", "module": orig}, {}, m.code if hasattr(type(m), "code") else ""
@@ -135,9 +141,5 @@ def load(f: Any, map_location: Any = None, _extra_files: Optional[Dict[str, Any]
         raise RuntimeError("minitorch.jit.load: corrupt archive: data.pkl is not a saved module")
     if data["kind"] == "script":
         return RecursiveScriptModule(data["module"], name=type(data["module"]).__name__)
-    graphs = {}
-    for name, g in data["graphs"].items():
-        g.constants = dict(constants.get(name, {}))
-        graphs[name] = g
-    return _build(data["tree"], graphs)
+    return _build(data["tree"], constants)
 

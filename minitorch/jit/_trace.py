@@ -61,8 +61,42 @@ def _input_names(fn: Any, n: int) -> List[str]:
     return (names + [f"input.{k}" for k in range(n)])[:n]
 
 
+class _Calls:
+    """The submodule calls of a trace, marked by forward hooks with the tracer's record count
+    (as minitorch.viz marks its module scopes): each submodule's first call, whose records
+    become that submodule's own graph (traced.dg.code, as PyTorch gives)."""
+
+    def __init__(self, owner: Optional[Module]) -> None:
+        self.calls: List[dict] = []
+        self.names: Dict[int, str] = {}
+        self.handles: List[Any] = []
+        self.open: List[dict] = []
+        if owner is None:
+            return
+        for name, m in owner.named_modules():
+            if name and id(m) not in self.names:
+                self.names[id(m)] = name
+                self.handles.append(m.register_forward_pre_hook(self.enter, with_kwargs=True))
+                self.handles.append(m.register_forward_hook(self.leave, with_kwargs=True))
+
+    def enter(self, m: Module, args: tuple, kwargs: dict) -> None:
+        first = not kwargs and all(c["module"] is not m for c in self.calls + self.open)
+        self.open.append({"module": m, "start": _C._tracer_count(), "args": args, "keep": first})
+
+    def leave(self, m: Module, args: tuple, kwargs: dict, output: Any) -> None:
+        call = self.open.pop()
+        if call["keep"]:
+            call.update(end=_C._tracer_count(), output=output, name=self.names[id(m)])
+            self.calls.append(call)
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
 def record(fn: Any, args: tuple, owner: Optional[Module], self_type: Optional[str]) -> Tuple[Graph, Any]:
-    """Calls fn(*args) with the tracer on: the Graph of what it did, and its result."""
+    """Calls fn(*args) with the tracer on: the Graph of what it did, and its result. With an
+    owner module, graph.submodules maps each called submodule's dotted name to its own Graph."""
     values = Values()
     template = graph_inputs(args, values)
     attrs_by_id: Dict[int, str] = {}
@@ -71,12 +105,14 @@ def record(fn: Any, args: tuple, owner: Optional[Module], self_type: Optional[st
             attrs_by_id.setdefault(id(t), name)
     attrs: Dict[int, str] = {}
     constants: Dict[int, Any] = {}
-    nodes: List[Node] = []
+    nodes: List[Tuple[int, Node]] = []
+    objects: Dict[int, Any] = {}  # each value's tensor, while the submodules' graphs are cut out
 
     def value_of(t: Any) -> Value:
         if id(t) in values.env:
             return values.env[id(t)]
         v = values.new(t)
+        objects[v.index] = t
         if id(t) in attrs_by_id:
             attrs[v.index] = attrs_by_id[id(t)]
         else:
@@ -90,6 +126,7 @@ def record(fn: Any, args: tuple, owner: Optional[Module], self_type: Optional[st
             return type(a)(template_of(x) for x in a)
         return a
 
+    calls = _Calls(owner)
     _C._tracer_warnings(TracerWarning)
     _C._tracer_start()
     _state.depth = getattr(_state, "depth", 0) + 1
@@ -99,17 +136,107 @@ def record(fn: Any, args: tuple, owner: Optional[Module], self_type: Optional[st
         _state.depth -= 1
         records = _C._tracer_stop()
         _C._tracer_warnings(None)
-    for op, depth, _key, _kernel, ok, _ins, outs, call in records:
+        calls.remove()
+
+    def mark(i: int) -> None:
+        """The inputs of the calls that start at record i, the outputs of those that end there."""
+        for c in calls.calls:
+            if c["start"] == i:
+                c["inputs"] = _call_inputs(c["args"], template_of)
+        for c in calls.calls:
+            if c["end"] == i and c.get("inputs") is not None:
+                c["out"] = _call_output(c["output"], value_of)
+
+    for i, (op, depth, _key, _kernel, ok, _ins, outs, call) in enumerate(records):
+        mark(i)
         if depth != 0 or not ok or call is None:
             continue
         node = Node(op, template_of(call[0]), {k: template_of(v) for k, v in call[1].items()}, [], [])
         node.outputs = [values.new(o).index for o in outs]
-        nodes.append(node)
+        objects.update(zip(node.outputs, outs))
+        nodes.append((i, node))
+    mark(len(records))
     output = _output_template(result, value_of)
+    nodes = _live(nodes, values_in((output, [c.get("out") for c in calls.calls])))
+    used = {v.index for v in values_in(([n.args for _, n in nodes], [n.kwargs for _, n in nodes], output))}
+    attrs = {k: path for k, path in attrs.items() if k in used}
+    constants = {k: t for k, t in constants.items() if k in used}
     names = _input_names(getattr(owner, "forward", fn) if owner is not None else fn, len(values_in(template)))
-    graph = Graph(names, template, attrs, constants, nodes, output, values.types, self_type)
+    graph = Graph(names, template, attrs, constants, [n for _, n in nodes], output, values.types, self_type)
+    graph.submodules = {c["name"]: _cut(c, nodes, attrs, objects, values.types) for c in calls.calls
+                        if c.get("inputs") is not None and c.get("out") is not None}
     del records
     return graph, result
+
+
+def _pure(op: str) -> bool:
+    """Whether leaving out an unused call of op changes nothing else: not in place, no state
+    (batch norm's running statistics) and no random draws (a generator's state)."""
+    schema = _C._op_info(op)["schema"]
+    return not op.endswith("_") and not _C._op_info(op)["inplace"] and "running_" not in schema and (
+        "Generator" not in schema) and "(a!) " not in schema.replace("(a!)? out", "")
+
+
+def _live(nodes: List[Tuple[int, Node]], used: List[Value]) -> List[Tuple[int, Node]]:
+    """nodes without the pure ones whose results nothing uses (as PyTorch's dead code
+    elimination leaves out the x.sum() > 0 that a frozen branch computed)."""
+    live = {v.index for v in used}
+    kept = []
+    for i, node in reversed(nodes):
+        if _pure(node.op) and not live.intersection(node.outputs):
+            continue
+        live.update(v.index for v in node.inputs())
+        kept.append((i, node))
+    return kept[::-1]
+
+
+def _call_inputs(args: tuple, template_of: Any) -> Optional[tuple]:
+    """A submodule call's arguments as a template, None if any is not a tensor (no graph then)."""
+    return template_of(args) if _only_tensors(args) else None
+
+
+def _only_tensors(o: Any) -> bool:
+    if _is_tensor(o):
+        return True
+    if type(o) in (list, tuple):
+        return all(_only_tensors(x) for x in o)
+    return False
+
+
+def _call_output(o: Any, value_of: Any) -> Any:
+    try:
+        return _output_template(o, value_of)
+    except RuntimeError:  # a submodule that returns a Python value has no graph of its own
+        return None
+
+
+def _cut(call: dict, nodes: List[Tuple[int, Node]], attrs: Dict[int, str], objects: Dict[int, Any],
+         types: Dict[int, str]) -> Graph:
+    """The graph of one submodule call: the top-level records made during it, its arguments as
+    inputs, the parameters under its name as its attributes, other outside values as constants."""
+    mine = [n for i, n in nodes if call["start"] <= i < call["end"]]
+    inputs = values_in(call["inputs"])
+    made = {k for n in mine for k in n.outputs} | {v.index for v in inputs}
+    prefix = call["name"] + "."
+    sub_attrs, sub_constants = {}, {}
+    for v in values_in(([n.args for n in mine], [n.kwargs for n in mine], call["out"])):
+        if v.index in made:
+            continue
+        path = attrs.get(v.index, "")
+        if path.startswith(prefix):
+            sub_attrs[v.index] = path[len(prefix):]
+        else:
+            sub_constants[v.index] = objects[v.index]
+    m = call["module"]
+    return Graph(_input_names(m.forward, len(inputs)), call["inputs"], sub_attrs, sub_constants, mine, call["out"],
+                 types, qualified_type(m))
+
+
+def qualified_type(mod: Any) -> str:
+    """The class's name as TorchScript's types print it (__torch__.<module>.<class>)."""
+    cls = type(mod)
+    module = cls.__module__.replace("minitorch", "torch")
+    return cls.__qualname__ if module == "__main__" else f"{module}.{cls.__qualname__}"
 
 
 def _output_template(o: Any, value_of: Any) -> Any:

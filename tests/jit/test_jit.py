@@ -181,3 +181,59 @@ def test_archive_of_pytorch_is_refused_clearly(tmp_path):
     torch.jit.trace(Cell.make(torch), (torch.rand(3, 4), torch.rand(3, 4))).save(str(path))
     with pytest.raises(RuntimeError, match="not written by minitorch.jit.save"):
         minitorch.jit.load(str(path))
+
+
+def test_submodules_have_their_own_traced_code_and_dead_ops_are_left_out():
+    class Gate(minitorch.nn.Module):
+        def forward(self, x):
+            return x if x.sum() > 0 else -x
+
+    class Net(minitorch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = minitorch.nn.Linear(3, 3)
+            self.gate = Gate()
+
+        def forward(self, x):
+            return self.gate(self.lin(x)).relu()
+    net = Net()
+    with minitorch.no_grad():
+        net.lin.weight.fill_(-1.0)
+        net.lin.bias.zero_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", minitorch.jit.TracerWarning)
+        traced = minitorch.jit.trace(net, minitorch.ones(2, 3))
+    # the branch's sum and comparison feed only Python: left out, as PyTorch's dead code elimination does
+    assert [n.kind() for n in traced.graph.nodes()] == ["aten::linear", "aten::neg", "aten::relu"]
+    assert isinstance(traced.gate, minitorch.jit.TracedModule) and "torch.neg(x)" in traced.gate.code
+    assert traced.gate(minitorch.ones(2)).tolist() == [-1.0, -1.0]
+    assert traced.lin.weight is net.lin.weight
+
+
+def test_batch_norm_running_stats_update_through_the_replay(tmp_path):
+    bn = minitorch.nn.BatchNorm1d(3)
+    traced = minitorch.jit.trace(bn, minitorch.randn(4, 3), check_trace=False)
+    before = bn.running_mean.clone()
+    traced(minitorch.randn(4, 3) + 5.0)
+    assert not minitorch.equal(bn.running_mean, before) and int(bn.num_batches_tracked) == 2
+    traced.save(str(tmp_path / "bn.pt"))
+    loaded = minitorch.jit.load(str(tmp_path / "bn.pt"))
+    np.testing.assert_allclose(loaded.running_mean.numpy(), bn.running_mean.numpy())
+
+
+def test_trace_module_methods_save_and_load(tmp_path):
+    class M(minitorch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = minitorch.nn.Parameter(minitorch.ones(2))
+
+        def forward(self, x):
+            return x * self.w
+
+        def other(self, x):
+            return x - self.w
+    traced = minitorch.jit.trace_module(M(), {"forward": minitorch.ones(2), "other": minitorch.ones(2)})
+    minitorch.jit.save(traced, str(tmp_path / "m.pt"))
+    loaded = minitorch.jit.load(str(tmp_path / "m.pt"))
+    x = minitorch.tensor([3.0, 4.0])
+    assert loaded(x).tolist() == [3.0, 4.0] and loaded.other(x).tolist() == [2.0, 3.0]
