@@ -22,10 +22,16 @@ from ..nn.modules.module import Module
 from . import _trace
 from ._script import (RecursiveScriptModule, ScriptFunction, ScriptModule, TopLevelTracedModule,  # noqa: F401
                       TracedModule)
-from ._serialization import load, save  # noqa: F401
+from ._serialization import load as _load
+from ._serialization import save  # noqa: F401
 from ._trace import TracerWarning, TracingCheckError  # noqa: F401
 
 Final = typing.Final
+
+
+def _deprecated(what: str, instead: str = "Please switch to `torch.compile` or `torch.export`.") -> None:
+    """PyTorch 2.13's DeprecationWarning for a TorchScript entry point (shown where it is called)."""
+    warnings.warn(f"`torch.jit.{what}` is deprecated. {instead}", DeprecationWarning, stacklevel=3)
 
 
 def script(obj: Any, optimize: Optional[bool] = None, _frames_up: int = 0, _rcb: Any = None,
@@ -33,6 +39,7 @@ def script(obj: Any, optimize: Optional[bool] = None, _frames_up: int = 0, _rcb:
     """A module as a RecursiveScriptModule sharing its parameters, a function as a ScriptFunction;
     both run the Python code eagerly. A ScriptModule (already compiled, or an old-style subclass)
     is returned as it is."""
+    _deprecated("script")
     if builtins.isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
     if builtins.isinstance(obj, Module):
@@ -52,6 +59,7 @@ def trace(func: Any, example_inputs: Any = None, optimize: Any = None, check_tra
     """Records one call of func (a module's forward, or a function) on example_inputs: a
     TopLevelTracedModule / ScriptFunction replaying it. With check_trace, each of check_inputs
     (default: the example) is traced again and compared (TracingCheckError, TracerWarning)."""
+    _deprecated("trace")
     if builtins.isinstance(func, (ScriptModule, ScriptFunction)) and not builtins.isinstance(func, TracedModule):
         warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. Returning the object as is.")
         return func
@@ -66,6 +74,7 @@ def trace(func: Any, example_inputs: Any = None, optimize: Any = None, check_tra
                             [{"forward": c} for c in check_inputs] if check_inputs else None, check_tolerance)
     args = _trace._as_tuple(example_inputs)
     graph, _ = _trace.record(func, args, None, None)
+    graph.name = getattr(func, "__name__", "forward")
     if check_trace:
         _trace.check(graph, func, None, [_trace._as_tuple(c) for c in (check_inputs or [args])], None,
                      check_tolerance)
@@ -78,6 +87,7 @@ def trace_module(mod: Any, inputs: Dict[str, Any], optimize: Any = None, check_t
                  example_inputs_is_kwarg: bool = False, _store_inputs: bool = True) -> Any:
     """Traces each method named in inputs on its example: a TopLevelTracedModule whose methods
     replay those recordings; PyTorch's errors for inputs that are not a dict of existing methods."""
+    _deprecated("trace_method")
     if not builtins.isinstance(mod, Module):
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not builtins.isinstance(inputs, dict):
@@ -94,6 +104,13 @@ def trace_module(mod: Any, inputs: Dict[str, Any], optimize: Any = None, check_t
             checks = [_trace._as_tuple(c[name]) for c in check_inputs] if check_inputs else [args]
             _trace.check(graphs[name], call, mod, checks, _trace.qualified_type(mod), check_tolerance)
     return TopLevelTracedModule(mod, graphs, getattr(graphs.get("forward"), "submodules", {}))
+
+
+def load(f: Any, map_location: Any = None, _extra_files: Optional[Dict[str, Any]] = None,
+         _restore_shapes: bool = False) -> Any:
+    """torch.jit.load: the module minitorch.jit.save wrote (jit/_serialization.py)."""
+    _deprecated("load", "Please switch to `torch.export`.")
+    return _load(f, map_location, _extra_files, _restore_shapes)
 
 
 def script_if_tracing(fn: Callable) -> Callable:
@@ -203,6 +220,10 @@ def is_tracing() -> bool:
 def freeze(mod: Any, preserved_attrs: Optional[List[str]] = None, optimize_numerics: bool = True) -> Any:
     """torch.jit.freeze: the module itself (its weights are already what an eager call reads);
     PyTorch's error for a module in training mode."""
+    _deprecated("freeze", "Please use `torch.compile` instead.")
+    if not builtins.isinstance(mod, ScriptModule):
+        raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or "
+                           "torch.jit.trace to script your 'nn.Module'.")
     if getattr(mod, "training", False):
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call .eval() "
                            "on your module before freezing.")
@@ -211,6 +232,9 @@ def freeze(mod: Any, preserved_attrs: Optional[List[str]] = None, optimize_numer
 
 def optimize_for_inference(mod: Any, other_methods: Optional[List[str]] = None) -> Any:
     """torch.jit.optimize_for_inference: the module in eval mode, frozen (freeze)."""
+    if not builtins.isinstance(mod, ScriptModule):
+        raise RuntimeError("optimize_for_inference expects a ScriptModule as input. Please use torch.jit.script or "
+                           "torch.jit.trace to script your 'nn.Module'.")
     if hasattr(mod, "training"):
         mod.eval()
     return freeze(mod)

@@ -331,7 +331,7 @@ class _CodePrinter:
         ret = _return_type(g.output)
         lines.append(f"  return {self.arg(g.output)}")
         head = ",\n    ".join(params)
-        return f"def forward({head}) -> {ret}:\n" + "\n".join(lines) + "\n"
+        return f"def {getattr(g, 'name', 'forward')}({head}) -> {ret}:\n" + "\n".join(lines) + "\n"
 
 
 def _return_type(o: Any) -> str:

@@ -237,3 +237,18 @@ def test_trace_module_methods_save_and_load(tmp_path):
     loaded = minitorch.jit.load(str(tmp_path / "m.pt"))
     x = minitorch.tensor([3.0, 4.0])
     assert loaded(x).tolist() == [3.0, 4.0] and loaded.other(x).tolist() == [2.0, 3.0]
+
+
+def test_freeze_wants_a_script_module_and_entry_points_warn_deprecated_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, minitorch):
+        model = lib.nn.Linear(2, 2).eval()
+        with pytest.raises(RuntimeError, match="Freezing expects a ScriptModule"):
+            lib.jit.freeze(model)
+        with pytest.raises(RuntimeError, match="optimize_for_inference expects a ScriptModule"):
+            lib.jit.optimize_for_inference(model)
+        with pytest.warns(DeprecationWarning, match=r"`torch.jit.trace` is deprecated"):
+            traced = lib.jit.trace(model, lib.ones(1, 2))
+        with pytest.warns(DeprecationWarning, match=r"`torch.jit.script` is deprecated"):
+            lib.jit.script(model)
+        assert lib.jit.freeze(traced) is not None
