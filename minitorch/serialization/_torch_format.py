@@ -264,6 +264,19 @@ def open_archive(src: BinaryIO) -> _Archive:
     return archive
 
 
+def is_torchscript(src: BinaryIO) -> bool:
+    """Whether the zip archive src (left at the position it was) holds a constants.pkl record,
+    as torch.jit.save's do (PyTorch's _is_torchscript_zip)."""
+    here = src.tell()
+    try:
+        names = zipfile.ZipFile(src).namelist()
+    except Exception:  # not a readable zip: load says why
+        return False
+    finally:
+        src.seek(here)
+    return any(n.count("/") == 1 and n.endswith("/constants.pkl") for n in names)
+
+
 def load(src: BinaryIO, map_location: Any, weights_only: bool, encoding: str = "utf-8", record: str = "data.pkl",
          folder: str = "data") -> Any:
     """The object in the zip checkpoint src (an open, seekable binary file at its first byte):

@@ -6,6 +6,9 @@ import pytest
 
 import minitorch
 
+# PyTorch 2.13 deprecates TorchScript; both libraries say so at each entry point
+pytestmark = pytest.mark.filterwarnings(r"ignore:`torch.jit.\w+` is deprecated:DeprecationWarning")
+
 
 def net(lib):
     lib.manual_seed(0)

@@ -8,6 +8,9 @@ import pytest
 
 import minitorch
 
+# PyTorch 2.13 deprecates TorchScript; both libraries say so at each entry point
+pytestmark = pytest.mark.filterwarnings(r"ignore:`torch.jit.\w+` is deprecated:DeprecationWarning")
+
 
 def mlp(torch):
     torch.manual_seed(0)
@@ -252,3 +255,15 @@ def test_freeze_wants_a_script_module_and_entry_points_warn_deprecated_as_pytorc
         with pytest.warns(DeprecationWarning, match=r"`torch.jit.script` is deprecated"):
             lib.jit.script(model)
         assert lib.jit.freeze(traced) is not None
+
+
+def test_torch_load_hands_a_jit_archive_to_jit_load(tmp_path):
+    model = minitorch.nn.Linear(2, 2)
+    minitorch.jit.trace(model, minitorch.ones(1, 2)).save(str(tmp_path / "m.pt"))
+    with pytest.warns(UserWarning, match="looks like a TorchScript archive"):
+        with pytest.raises(RuntimeError, match="weights_only=True"):
+            minitorch.load(str(tmp_path / "m.pt"))
+    with pytest.warns(UserWarning, match="dispatching to 'torch.jit.load'"):
+        loaded = minitorch.load(str(tmp_path / "m.pt"), weights_only=False)
+    x = minitorch.randn(3, 2)
+    np.testing.assert_allclose(loaded(x).detach().numpy(), model(x).detach().numpy(), rtol=1e-6)

@@ -17,6 +17,9 @@ import pytest
 
 import minitorch
 
+# PyTorch 2.13 deprecates TorchScript; both libraries say so at each entry point
+pytestmark = pytest.mark.filterwarnings(r"ignore:`torch.jit.\w+` is deprecated:DeprecationWarning")
+
 
 def tutorial(torch, workdir):
     out = io.StringIO()
