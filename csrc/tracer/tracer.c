@@ -69,6 +69,7 @@ args_release(mt_args *a)
         free((int64_t *)a->l[k].ext);
     }
     free((char *)a->str[0]);
+    mt_generator_release(a->gen);
     free(a);
 }
 
@@ -83,7 +84,8 @@ list_keep(mt_tensorlist l)
     return v;
 }
 
-/* A copy of the call's arguments that outlives the call (see mt_trace_rec.args). */
+/* A copy of the call's arguments that outlives the call (see mt_trace_rec.args): its tensors
+ * and generator retained, its int[*] lists and string copied. */
 static mt_status
 args_keep(const mt_args *a, mt_args **out)
 {
@@ -106,6 +108,7 @@ args_keep(const mt_args *a, mt_args **out)
         c->l[k].ext = NULL;
     }
     bool failed = false;
+    c->gen = a->gen ? mt_generator_retain(a->gen) : NULL; /* a temporary Generator may go first */
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         c->t[k] = a->t[k] ? mt_tensor_retain(a->t[k]) : NULL;
     }

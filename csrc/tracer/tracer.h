@@ -19,8 +19,9 @@ typedef struct mt_trace_rec {
     int nin, nout;
     mt_tensor **in; /* owned references; Python numbers wrapped as tensors are left out */
     mt_tensor **out; /* owned references */
-    /* the call's arguments: its tensors (t, tl, tls) retained, its int[*] lists and string
-     * copied; no outputs, out= tensors or plan. NULL if the op failed before it was kept. */
+    /* the call's arguments: its tensors (t, tl, tls) and generator retained, its int[*] lists
+     * and string copied; no outputs, out= tensors or plan. NULL if the op failed before it was
+     * kept. */
     mt_args *args;
 } mt_trace_rec;
 
