@@ -94,20 +94,61 @@ class Graph:
     def run(self, owner: Any, args: tuple) -> Any:
         env: Dict[int, Any] = {}
         bind_inputs(self.input_template, args, env)
-        for index, path in self.attrs.items():
-            obj = owner
-            for part in path.split("."):
-                obj = getattr(obj, part)
-            env[index] = obj
+        for index, table, name, path in self._attributes(owner):
+            env[index] = table[name] if table is not None and name in table else _getattr_path(owner, path)
         env.update(self.constants)
         look = env.__getitem__
-        for node in self.node_list:
-            res = getattr(_C, node.op)(*map_values(node.args, lambda v: look(v.index)),
-                                       **map_values(node.kwargs, lambda v: look(v.index)))
-            outs = res if isinstance(res, (tuple, list)) else (res,)
-            for index, value in zip(node.outputs, outs):
-                env[index] = value
+        for fn, spec, node_args, node_kwargs, outputs in self._steps():
+            if spec is not None:  # the common case: positional Values and plain values
+                res = fn(*[env[p] if is_value else p for is_value, p in spec])
+            else:
+                res = fn(*map_values(node_args, lambda v: look(v.index)),
+                         **map_values(node_kwargs, lambda v: look(v.index)))
+            if len(outputs) == 1:
+                env[outputs[0]] = res
+            else:
+                env.update(zip(outputs, res))
         return map_values(self.output, lambda v: look(v.index))
+
+    def _steps(self) -> List[tuple]:
+        """The nodes as (the _C function, spec, args, kwargs, outputs), made once per graph; spec
+        lists a node without keyword arguments or nested Values as (is a Value, index or value)."""
+        steps = self.__dict__.get("_steps_cache")
+        if steps is None:
+            steps = []
+            for n in self.node_list:
+                simple = not n.kwargs and all(type(a) is Value or not values_in(a) for a in n.args)
+                spec = [(type(a) is Value, a.index if type(a) is Value else a) for a in n.args] if simple else None
+                steps.append((getattr(_C, n.op), spec, n.args, n.kwargs, n.outputs))
+            self.__dict__["_steps_cache"] = steps
+        return steps
+
+    def _attributes(self, owner: Any) -> List[tuple]:
+        """(value index, the table that holds it, its name, its path) per attribute of owner: the
+        module's own parameter or buffer dict, read at each call (a replaced weight is seen);
+        None where the path does not end in one (then read by getattr)."""
+        cached = self.__dict__.get("_attr_cache")
+        if cached is not None and cached[0] is owner:
+            return cached[1]
+        entries = []
+        for index, path in self.attrs.items():
+            *parents, name = path.split(".")
+            table = None
+            try:
+                holder = _getattr_path(owner, ".".join(parents)) if parents else owner
+                d = holder.__dict__
+                table = next((d[t] for t in ("_parameters", "_buffers") if name in d.get(t, ())), None)
+            except AttributeError:
+                pass
+            entries.append((index, table, name, path))
+        self.__dict__["_attr_cache"] = (owner, entries)
+        return entries
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_steps_cache", None)
+        state.pop("_attr_cache", None)
+        return state
 
     # ---- PyTorch's IR text ----
     def __str__(self) -> str:
@@ -118,6 +159,12 @@ class Graph:
     # ---- Python-like code ----
     def code(self) -> str:
         return _CodePrinter(self).text()
+
+
+def _getattr_path(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 def bind_inputs(template: Any, given: Any, env: Dict[int, Any]) -> None:
