@@ -104,6 +104,9 @@ tensor_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
         PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (dim)", "size");
         return NULL;
     }
+    if (mt_py_tracer_size_read() < 0) {
+        return NULL;
+    }
     PyObject *dim = nargs > 0 ? args[0] : NULL;
     if (kwnames && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) {
         dim = args[0];
@@ -141,6 +144,9 @@ tensor_stride(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
     if (nargs + nkw > 1 ||
         (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dim") != 0)) {
         PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (dim)", "stride");
+        return NULL;
+    }
+    if (mt_py_tracer_size_read() < 0) {
         return NULL;
     }
     PyObject *dim = nargs > 0 ? args[0] : NULL;
@@ -391,6 +397,9 @@ static PyObject *
 get_shape(PyObject *self, void *c)
 {
     (void)c;
+    if (mt_py_tracer_size_read() < 0) {
+        return NULL;
+    }
     return mt_py_size_obj(mt_py_unwrap(self)->ndim, mt_py_unwrap(self)->sizes);
 }
 

@@ -91,9 +91,17 @@ class Graph:
         return [n.kind() for n in self.node_list]
 
     # ---- the replay ----
+    # Set by the trace when the user's code read a tensor's size (recorded as a constant): then
+    # the replay takes only inputs of the traced sizes (input_shapes), lest it compute silently
+    # with the old sizes.
+    sizes_frozen = False
+    input_shapes: Optional[List[tuple]] = None
+
     def run(self, owner: Any, args: tuple) -> Any:
         env: Dict[int, Any] = {}
         bind_inputs(self.input_template, args, env)
+        if self.sizes_frozen and self.input_shapes is not None:
+            self._check_sizes(env)
         for index, table, name, path in self._attributes(owner):
             env[index] = table[name] if table is not None and name in table else _getattr_path(owner, path)
         env.update(self.constants)
@@ -109,6 +117,15 @@ class Graph:
             else:
                 env.update(zip(outputs, res))
         return map_values(self.output, lambda v: look(v.index))
+
+    def _check_sizes(self, env: Dict[int, Any]) -> None:
+        for k, (v, shape) in enumerate(zip(values_in(self.input_template), self.input_shapes)):
+            got = tuple(env[v.index].shape)
+            if got != shape:
+                raise RuntimeError(f"this trace read tensor sizes in Python, which minitorch's tracer records as "
+                                   f"constants, so it replays only inputs of the traced sizes: input {k} was traced "
+                                   f"with size {list(shape)} and is given {list(got)}; trace the module again "
+                                   f"for these sizes")
 
     def _steps(self) -> List[tuple]:
         """The nodes as (the _C function, spec, args, kwargs, outputs), made once per graph; spec
@@ -397,7 +414,7 @@ class Values:
     """The values of a graph being recorded: tensors (by id) to their Values, and their types."""
 
     def __init__(self) -> None:
-        self.count, self.env, self.types = 0, {}, {}
+        self.count, self.env, self.types, self.shapes = 0, {}, {}, {}
 
     def new(self, t: Any) -> Value:
         """A new Value for tensor t, which names t from here on (an in-place op's result takes
@@ -406,6 +423,7 @@ class Values:
         self.count += 1
         self.env[id(t)] = v
         self.types[v.index] = tensor_type(t)
+        self.shapes[v.index] = tuple(t.shape)
         return v
 
 

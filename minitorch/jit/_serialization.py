@@ -9,6 +9,7 @@ pickled as pickle does (its class by reference, its state by value). Archives wr
 hold TorchScript code that minitorch does not run: load refuses them with a RuntimeError."""
 from __future__ import annotations
 
+import copy
 import io
 import os
 import sys
@@ -18,7 +19,6 @@ from typing import Any, Dict, Optional
 from ..nn.modules.module import Module
 from ..serialization import _torch_format
 from ..serialization._common import check_map_location
-from ._graph import Graph
 from ._script import RecursiveScriptModule, ScriptFunction, ScriptModule
 
 _FORMAT = b"minitorch.jit 1"  # the record minitorch/format: which archives load() can run
@@ -31,8 +31,8 @@ def _tree(m: Module, constants: Dict[str, Any], prefix: str = "") -> Dict[str, A
     graphs = {}
     for gname, g in d.get("_graphs", {}).items():
         constants[f"{prefix}{gname}"] = dict(g.constants)
-        graphs[gname] = Graph(g.input_names, g.input_template, g.attrs, {}, g.node_list, g.output, g.types,
-                              g.self_type)
+        graphs[gname] = copy.copy(g)
+        graphs[gname].constants = {}
     return {"name": d.get("_original_name", type(m).__name__), "training": m.training, "graphs": graphs,
             "parameters": dict(d["_parameters"]), "buffers": dict(d["_buffers"]),
             "modules": {k: _tree(sub, constants, f"{prefix}{k}.") for k, sub in d["_modules"].items()

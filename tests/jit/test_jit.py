@@ -277,3 +277,28 @@ def test_a_temporary_generator_outlives_the_trace():
     traced = minitorch.jit.trace(f, minitorch.zeros(3), check_trace=False)
     assert [n.kind() for n in traced.graph.nodes()] == ["aten::randn", "aten::add"]
     assert traced(minitorch.zeros(3)).shape == (3,)
+
+
+def test_sizes_read_by_the_users_code_lock_the_replay_to_the_traced_sizes(tmp_path):
+    """PyTorch's tracer records x.size(0); minitorch's records the number, so instead of computing
+    silently with the old size the replay refuses other sizes, after a TracerWarning. Sizes that
+    minitorch's own modules read (Flatten, Linear) do not lock it."""
+    class Net(minitorch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = minitorch.nn.Linear(12, 2)
+
+        def forward(self, x):
+            return self.fc(x.view(x.size(0), -1))
+    with pytest.warns(minitorch.jit.TracerWarning, match="size while tracing records it as a constant"):
+        traced = minitorch.jit.trace(Net(), minitorch.randn(4, 3, 4))
+    assert traced(minitorch.randn(4, 3, 4)).shape == (4, 2)
+    with pytest.raises(RuntimeError, match=r"traced with size \[4, 3, 4\] and is given \[8, 3, 4\]"):
+        traced(minitorch.randn(8, 3, 4))
+    traced.save(str(tmp_path / "n.pt"))
+    with pytest.raises(RuntimeError, match="traced sizes"):
+        minitorch.jit.load(str(tmp_path / "n.pt"))(minitorch.randn(8, 3, 4))
+    flat = minitorch.nn.Sequential(minitorch.nn.Flatten(), minitorch.nn.Linear(12, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", minitorch.jit.TracerWarning)
+        assert minitorch.jit.trace(flat, minitorch.randn(4, 3, 4))(minitorch.randn(8, 3, 4)).shape == (8, 2)
