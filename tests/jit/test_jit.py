@@ -302,3 +302,18 @@ def test_sizes_read_by_the_users_code_lock_the_replay_to_the_traced_sizes(tmp_pa
     with warnings.catch_warnings():
         warnings.simplefilter("error", minitorch.jit.TracerWarning)
         assert minitorch.jit.trace(flat, minitorch.randn(4, 3, 4))(minitorch.randn(8, 3, 4)).shape == (8, 2)
+
+
+def test_trace_on_cuda_and_load_onto_the_cpu(tmp_path):
+    if not minitorch.cuda.is_available():
+        pytest.skip("no CUDA device (run with MINITORCH_CUDA_EMU=1 for the emulated one)")
+    model = mlp(minitorch).cuda()
+    x = minitorch.randn(5, 4, device="cuda")
+    traced = minitorch.jit.trace(model, x)
+    assert "device=cuda:0" in str(traced.graph)
+    traced.save(str(tmp_path / "c.pt"))
+    on_cpu = minitorch.jit.load(str(tmp_path / "c.pt"), map_location="cpu")
+    assert all(p.device.type == "cpu" for p in on_cpu.parameters())
+    np.testing.assert_allclose(on_cpu(x.cpu()).detach().numpy(), model(x).detach().cpu().numpy(), rtol=1e-5, atol=1e-6)
+    on_gpu = minitorch.jit.load(str(tmp_path / "c.pt"))
+    assert all(p.device.type == "cuda" for p in on_gpu.parameters())
