@@ -17,7 +17,7 @@ from .. import fx
 from .._ops import ops
 from ..jit import _trace
 from ..jit._graph import Graph as _JitGraph
-from ..jit._graph import Value, map_values, values_in
+from ..jit._graph import map_values, values_in
 from ..nn.modules.module import Module
 
 __all__ = ["export", "ExportedProgram", "ExportGraphSignature", "InputKind", "InputSpec", "OutputKind",

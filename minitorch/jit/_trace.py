@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .. import _C
 from ..nn.modules.module import Module
-from ._graph import Graph, Node, Value, Values, graph_inputs, map_values, values_in
+from ._graph import Graph, Node, Value, Values, graph_inputs, values_in
 
 
 class TracerWarning(Warning):
