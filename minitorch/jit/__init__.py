@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import collections
 import contextlib
+import inspect
 import types
 import typing
 import warnings
@@ -68,7 +69,12 @@ def trace(func: Any, example_inputs: Any = None, optimize: Any = None, check_tra
     if example_kwarg_inputs is not None:
         if not builtins.isinstance(example_kwarg_inputs, dict):
             raise RuntimeError("example_kwarg_inputs should be a dict")
-        example_inputs = tuple(example_kwarg_inputs.values())
+        try:  # in forward's order, so the traced module takes them by position or by name
+            bound = inspect.signature(func.forward if builtins.isinstance(func, Module) else func).bind(
+                **example_kwarg_inputs)
+        except TypeError as e:
+            raise RuntimeError(f"example_kwarg_inputs do not fit the traced function: {e}") from None
+        example_inputs = tuple(bound.args)
     if builtins.isinstance(func, Module):
         return trace_module(func, {"forward": example_inputs}, None, check_trace,
                             [{"forward": c} for c in check_inputs] if check_inputs else None, check_tolerance)

@@ -118,6 +118,19 @@ class Graph:
                 env.update(zip(outputs, res))
         return map_values(self.output, lambda v: look(v.index))
 
+    def positional(self, args: tuple, kwargs: Dict[str, Any]) -> tuple:
+        """A call's arguments in the traced order: keyword ones by the traced inputs' names."""
+        if not kwargs:
+            return args
+        names = self.input_names[len(args):len(values_in(self.input_template))]
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise RuntimeError(f"forward() got an unexpected keyword argument '{unknown[0]}'")
+        missing = [n for n in names if n not in kwargs]
+        if missing:
+            raise RuntimeError(f"forward() is missing value for argument '{missing[0]}'")
+        return tuple(args) + tuple(kwargs[n] for n in names)
+
     def _check_sizes(self, env: Dict[int, Any]) -> None:
         for k, (v, shape) in enumerate(zip(values_in(self.input_template), self.input_shapes)):
             got = tuple(env[v.index].shape)

@@ -100,7 +100,7 @@ class RecursiveScriptModule(_Compiled):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         graphs = self.__dict__["_graphs"]
         if "forward" in graphs:
-            return graphs["forward"].run(self, args)
+            return graphs["forward"].run(self, graphs["forward"].positional(args, kwargs))
         orig = self.__dict__.get("_original")
         if orig is None:
             raise RuntimeError(f"'{self.original_name}' has no forward method")
@@ -146,11 +146,11 @@ class TracedModule(_Compiled):
         self.__dict__["_graphs"] = dict(graphs)
         _add_methods(self)
 
-    def forward(self, *args: Any) -> Any:
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         graph = self.__dict__["_graphs"].get("forward")
         if graph is None:
             raise RuntimeError(f"'{self.original_name}' was not called while tracing: it has no traced forward")
-        return graph.run(self, args)
+        return graph.run(self, graph.positional(args, kwargs))
 
 
 class TopLevelTracedModule(TracedModule):

@@ -317,3 +317,24 @@ def test_trace_on_cuda_and_load_onto_the_cpu(tmp_path):
     np.testing.assert_allclose(on_cpu(x.cpu()).detach().numpy(), model(x).detach().cpu().numpy(), rtol=1e-5, atol=1e-6)
     on_gpu = minitorch.jit.load(str(tmp_path / "c.pt"))
     assert all(p.device.type == "cuda" for p in on_gpu.parameters())
+
+
+def test_example_kwarg_inputs_and_keyword_calls():
+    class Two(minitorch.nn.Module):
+        def forward(self, x, y):
+            return x - y
+    traced = minitorch.jit.trace(Two(), example_kwarg_inputs={"y": minitorch.ones(2), "x": minitorch.zeros(2)})
+    assert traced(minitorch.zeros(2), minitorch.ones(2)).tolist() == [-1.0, -1.0]
+    assert traced(y=minitorch.ones(2), x=minitorch.full((2,), 3.0)).tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="unexpected keyword argument 'z'"):
+        traced(minitorch.ones(2), z=minitorch.ones(2))
+    torch = pytest.importorskip("torch")
+    two = torch.jit.trace(_torch_two(torch), example_kwarg_inputs={"y": torch.ones(2), "x": torch.zeros(2)})
+    assert two(y=torch.ones(2), x=torch.full((2,), 3.0)).tolist() == [2.0, 2.0]
+
+
+def _torch_two(torch):
+    class Two(torch.nn.Module):
+        def forward(self, x, y):
+            return x - y
+    return Two()
