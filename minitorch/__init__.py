@@ -257,6 +257,7 @@ from ._stream import Event, Stream  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402
 from . import accelerator, amp, backends, compiler, cpu, jit, testing  # noqa: E402
+from . import export  # noqa: E402  (after jit and fx, which it builds on)
 from .amp import GradScaler, autocast  # noqa: E402
 from .amp.autocast_mode import is_autocast_enabled, set_autocast_enabled, get_autocast_dtype  # noqa: E402
 from .amp.autocast_mode import set_autocast_dtype, is_autocast_cache_enabled, set_autocast_cache_enabled  # noqa: E402

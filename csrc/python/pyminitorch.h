@@ -244,6 +244,12 @@ int mt_py_convert_init(void); /* readies the type that owns a buffer export's st
 /* _trace_start, _trace_stop, _trace_enter, ...: the profiler's recording (python/profiler.c) */
 extern PyMethodDef mt_py_profiler_functions[];
 /* _tracer_start, _tracer_stop, _tracer_count: the graph tracer (python/tracer.c) */
+/* Warns torch.jit's TracerWarning that a tensor became a Python `what` ("boolean", "number",
+ * "list"), while a jit trace is on: 0, or -1 with an exception set (a warning made an error). */
+int mt_py_tracer_warn(const char *what);
+/* Notes (and warns TracerWarning, once a trace) that the user's code read a tensor's size while
+ * a jit trace records: 0, or -1 with an exception set. */
+int mt_py_tracer_size_read(void);
 int mt_py_tracer_init(PyObject *module);
 
 /* _C._HostCachingAllocator (caching.c): the caching allocator over host memory, for tests */

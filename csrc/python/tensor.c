@@ -104,6 +104,9 @@ tensor_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
         PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (dim)", "size");
         return NULL;
     }
+    if (mt_py_tracer_size_read() < 0) {
+        return NULL;
+    }
     PyObject *dim = nargs > 0 ? args[0] : NULL;
     if (kwnames && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) {
         dim = args[0];
@@ -141,6 +144,9 @@ tensor_stride(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
     if (nargs + nkw > 1 ||
         (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dim") != 0)) {
         PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (dim)", "stride");
+        return NULL;
+    }
+    if (mt_py_tracer_size_read() < 0) {
         return NULL;
     }
     PyObject *dim = nargs > 0 ? args[0] : NULL;
@@ -209,6 +215,9 @@ tensor_item(PyObject *self, PyObject *unused)
 {
     (void)unused;
     mt_scalar s;
+    if (mt_py_tracer_warn("number") < 0) {
+        return NULL;
+    }
     PyObject *dispatched = mt_py_local_scalar(self);
     if (dispatched || PyErr_Occurred()) {
         return dispatched;
@@ -227,6 +236,9 @@ static PyObject *
 tensor_tolist(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (mt_py_tracer_warn("list") < 0) {
+        return NULL;
+    }
     return mt_py_tensor_tolist(mt_py_unwrap(self));
 }
 
@@ -385,6 +397,9 @@ static PyObject *
 get_shape(PyObject *self, void *c)
 {
     (void)c;
+    if (mt_py_tracer_size_read() < 0) {
+        return NULL;
+    }
     return mt_py_size_obj(mt_py_unwrap(self)->ndim, mt_py_unwrap(self)->sizes);
 }
 

@@ -289,6 +289,9 @@ single_value(PyObject *x, mt_scalar *s, const char *what)
         }
         return -1;
     }
+    if (mt_py_tracer_warn(what[0] == 'b' ? "boolean" : "number") < 0) {
+        return -1;
+    }
     PyObject *dispatched = mt_py_local_scalar(x); /* item(), as PyTorch's conversions call it */
     if (dispatched || PyErr_Occurred()) {
         int r = dispatched ? mt_py_to_scalar(dispatched, s) : -1;

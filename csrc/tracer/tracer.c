@@ -1,5 +1,6 @@
 /* The Tracer key's fallback and its per-thread record list (see tracer.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "tracer/tracer.h"
 
@@ -47,9 +48,107 @@ keep(mt_tensor *const *src, int n, mt_tensor ***out, int *nout)
     return MT_OK;
 }
 
+/* Releases what args_keep took in a (NULL or a kept copy) and a itself. */
+static void
+args_release(mt_args *a)
+{
+    if (a == NULL) {
+        return;
+    }
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        mt_tensor_clear(&a->t[k]);
+    }
+    for (int j = 0; j < MT_MAX_TENSOR_LISTS; j++) {
+        mt_tensorlist l = mt_args_tensorlist(a, j);
+        for (int k = 0; l.t && k < l.n; k++) {
+            mt_tensor_clear(&l.t[k]);
+        }
+        free(l.t);
+    }
+    for (size_t k = 0; k < sizeof(a->l) / sizeof(a->l[0]); k++) {
+        free((int64_t *)a->l[k].ext);
+    }
+    free((char *)a->str[0]);
+    mt_generator_release(a->gen);
+    free(a);
+}
+
+/* A retained copy of list l (Tensor?[] entries may be NULL), or NULL when out of memory. */
+static mt_tensor **
+list_keep(mt_tensorlist l)
+{
+    mt_tensor **v = calloc(l.n > 0 ? (size_t)l.n : 1, sizeof(*v));
+    for (int k = 0; v && k < l.n; k++) {
+        v[k] = l.t[k] ? mt_tensor_retain(l.t[k]) : NULL;
+    }
+    return v;
+}
+
+/* A copy of the call's arguments that outlives the call (see mt_trace_rec.args): its tensors
+ * and generator retained, its int[*] lists and string copied. */
+static mt_status
+args_keep(const mt_args *a, mt_args **out)
+{
+    mt_args *c = malloc(sizeof(*c));
+    if (c == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory for the graph tracer");
+    }
+    memcpy(c, a, sizeof(*c));
+    memset(c->out, 0, sizeof(c->out));
+    memset(c->into, 0, sizeof(c->into));
+    c->outl = NULL;
+    c->noutl = 0;
+    c->plan = NULL;
+    c->str[0] = NULL;
+    c->tl = NULL;
+    for (int j = 0; j < MT_MAX_TENSOR_LISTS - 1; j++) {
+        c->tls[j].t = NULL;
+    }
+    for (size_t k = 0; k < sizeof(c->l) / sizeof(c->l[0]); k++) {
+        c->l[k].ext = NULL;
+    }
+    bool failed = false;
+    c->gen = a->gen ? mt_generator_retain(a->gen) : NULL; /* a temporary Generator may go first */
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        c->t[k] = a->t[k] ? mt_tensor_retain(a->t[k]) : NULL;
+    }
+    for (int j = 0; j < MT_MAX_TENSOR_LISTS; j++) {
+        mt_tensorlist l = mt_args_tensorlist(a, j);
+        mt_tensor **v = l.t ? list_keep(l) : NULL;
+        failed |= l.t && v == NULL;
+        if (j == 0) {
+            c->tl = v;
+        } else {
+            c->tls[j - 1].t = v;
+        }
+    }
+    for (size_t k = 0; k < sizeof(a->l) / sizeof(a->l[0]); k++) {
+        if (a->l[k].ext && a->l[k].n > 0) {
+            int64_t *v = malloc((size_t)a->l[k].n * sizeof(*v));
+            failed |= v == NULL;
+            if (v) {
+                memcpy(v, a->l[k].ext, (size_t)a->l[k].n * sizeof(*v));
+            }
+            c->l[k].ext = v;
+        }
+    }
+    if (a->str[0]) {
+        char *str = malloc(strlen(a->str[0]) + 1);
+        failed |= str == NULL;
+        c->str[0] = str ? strcpy(str, a->str[0]) : NULL;
+    }
+    if (failed) {
+        args_release(c);
+        return mt_fail(MT_ENOMEM, "out of memory for the graph tracer");
+    }
+    *out = c;
+    return MT_OK;
+}
+
 static void
 rec_clear(mt_trace_rec *r)
 {
+    args_release(r->args);
     for (int k = 0; k < r->nin; k++) {
         mt_tensor_clear(&r->in[k]);
     }
@@ -92,6 +191,9 @@ record_inputs(mt_op op, const mt_args *a, mt_trace_rec *r)
     }
     if (st == MT_OK) {
         st = mt_backend_key(op, a, &r->key);
+    }
+    if (st == MT_OK) {
+        st = args_keep(a, &r->args);
     }
     return st;
 }

@@ -3,7 +3,9 @@
  * While tracing is on (per thread), every call's key set has MT_KEY_TRACER; its fallback appends a
  * record (op, nesting depth, the key that computed it, its input and output tensors, retained so
  * that no tensor address is reused during the trace) and redispatches below itself. Calls a
- * composite makes are recorded too, one level deeper, so a graph can show linear > t, addmm. */
+ * composite makes are recorded too, one level deeper, so a graph can show linear > t, addmm.
+ * Each record also keeps a copy of the call's arguments, numbers and lists included, so that
+ * torch.jit.trace can replay the call (python/tracer.c boxes them by the op's schema). */
 #ifndef MT_TRACER_H
 #define MT_TRACER_H
 
@@ -17,6 +19,10 @@ typedef struct mt_trace_rec {
     int nin, nout;
     mt_tensor **in; /* owned references; Python numbers wrapped as tensors are left out */
     mt_tensor **out; /* owned references */
+    /* the call's arguments: its tensors (t, tl, tls) and generator retained, its int[*] lists
+     * and string copied; no outputs, out= tensors or plan. NULL if the op failed before it was
+     * kept. */
+    mt_args *args;
 } mt_trace_rec;
 
 void mt_tracer_init(void);

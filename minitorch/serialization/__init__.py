@@ -75,9 +75,26 @@ def load(f: PathOrFile, map_location: Any = None, pickle_module: Any = None, *,
             except (AttributeError, OSError, ValueError):
                 raise RuntimeError("minitorch.load: a PyTorch checkpoint must be read from a seekable file") from None
             if head[:4] == _ZIP_MAGIC:
+                if _torch_format.is_torchscript(src):
+                    return _load_torchscript(src, map_location, weights_only)
                 return _torch_format.load(src, map_location, weights_only, encoding)
             return _legacy.load(src, map_location, weights_only, encoding)
         raise RuntimeError("minitorch.load: not a file of minitorch.save or torch.save (bad magic number)")
+
+
+def _load_torchscript(src: Any, map_location: Any, weights_only: bool) -> Any:
+    """What torch.load does with a TorchScript archive (torch.jit.save's): warns and hands it to
+    torch.jit.load, which runs code, so not with weights_only."""
+    warnings.warn("'torch.load' received a zip file that looks like a TorchScript archive dispatching to "
+                  "'torch.jit.load' (call 'torch.jit.load' directly to silence this warning)", UserWarning,
+                  stacklevel=3)
+    if weights_only:
+        raise RuntimeError("Cannot use ``weights_only=True`` with TorchScript archives passed to ``torch.load``. "
+                           "Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it "
+                           "can result in arbitrary code execution. Do it only if you got the file from a trusted "
+                           "source.")
+    from ..jit import _serialization
+    return _serialization.load(src, map_location)
 
 
 SafeGlobal = Union[Callable, Tuple[Callable, str]]

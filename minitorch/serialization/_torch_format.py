@@ -264,8 +264,23 @@ def open_archive(src: BinaryIO) -> _Archive:
     return archive
 
 
-def load(src: BinaryIO, map_location: Any, weights_only: bool, encoding: str = "utf-8") -> Any:
-    """The object in the zip checkpoint src (an open, seekable binary file at its first byte)."""
+def is_torchscript(src: BinaryIO) -> bool:
+    """Whether the zip archive src (left at the position it was) holds a constants.pkl record,
+    as torch.jit.save's do (PyTorch's _is_torchscript_zip)."""
+    here = src.tell()
+    try:
+        names = zipfile.ZipFile(src).namelist()
+    except Exception:  # not a readable zip: load says why
+        return False
+    finally:
+        src.seek(here)
+    return any(n.count("/") == 1 and n.endswith("/constants.pkl") for n in names)
+
+
+def load(src: BinaryIO, map_location: Any, weights_only: bool, encoding: str = "utf-8", record: str = "data.pkl",
+         folder: str = "data") -> Any:
+    """The object in the zip checkpoint src (an open, seekable binary file at its first byte):
+    record's pickle, its storages in folder/ (a TorchScript archive's constants.pkl: constants/)."""
     archive = open_archive(src)
     byteorder = archive.read("byteorder", limit=16).decode("ascii", "replace") if archive.has("byteorder") else "little"
     if byteorder not in ("little", "big"):
@@ -286,13 +301,13 @@ def load(src: BinaryIO, map_location: Any, weights_only: bool, encoding: str = "
             return loaded[key]
         if numel * stype.itemsize > archive.left:
             raise _bad(f"storage {key} claims {numel} elements, more than the file holds")
-        raw = archive.read(f"data/{key}")
+        raw = archive.read(f"{folder}/{key}")
         if len(raw) != numel * stype.itemsize:
             raise _bad(f"storage {key} holds {len(raw)} bytes, not {numel} elements of {stype.dtype_name}")
         loaded[key] = LoadedStorage(_storage_tensor(raw, stype, byteorder, location, map_location, key), stype)
         return loaded[key]
 
-    return unpickle(archive.read("data.pkl"), persistent_load, weights_only, encoding)
+    return unpickle(archive.read(record), persistent_load, weights_only, encoding)
 
 
 def _storage_tensor(raw: bytes, stype: StorageType, byteorder: str, location: Any, map_location: Any, key: str):

@@ -193,7 +193,7 @@ def trace(model: Any, example_input: Any) -> Graph:
     stack: List[str] = []
     ev = 0
     last_top: Optional[Node] = None
-    for i, (op, depth, key, kernel, ok, ins, outs) in enumerate(records):
+    for i, (op, depth, key, kernel, ok, ins, outs, _call) in enumerate(records):
         while ev < len(scopes.events) and scopes.events[ev][0] <= i:
             m = scopes.events[ev][1]
             if m is None:

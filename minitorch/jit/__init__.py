@@ -1,51 +1,122 @@
-"""minitorch.jit: TorchScript's entry points where they are harmless in eager mode. script,
-trace and trace_module return what they were given (the eager model computes the same), the
-decorators leave functions alone, annotate and Attribute keep their values, fork runs its function
-at once and returns a completed Future, isinstance checks typing containers element by element,
-freeze and optimize_for_inference give the (eval-mode) module itself, and the fusion and
-optimization switches are kept and change nothing. ScriptModule and ScriptFunction are classes for
-isinstance checks and for old-style ScriptModule subclasses (whose script_method methods run
-eagerly); nothing eager is an instance of them. Saving or loading TorchScript archives is not
-supported."""
+"""minitorch.jit: torch.jit's entry points. trace and trace_module record one call through the
+dispatcher's Tracer key and return a TracedModule (or, for a function, a ScriptFunction) that
+replays the recorded graph, with .graph and .code (jit/_trace.py, jit/_graph.py); script returns
+a RecursiveScriptModule / ScriptFunction that runs the Python code eagerly, with .code (its source)
+and no graph (jit/_script.py); save and load write and read a zip archive in PyTorch's layout
+(jit/_serialization.py). The decorators leave functions alone, annotate and Attribute keep their
+values, fork runs its function at once and returns a completed Future, isinstance checks typing
+containers element by element, freeze and optimize_for_inference give the (eval-mode) module
+itself, and the fusion and optimization switches are kept and change nothing."""
 from __future__ import annotations
 
 import builtins
 import collections
 import contextlib
+import inspect
 import types
 import typing
 import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from .futures import Future
-from .nn.modules.module import Module
+from ..futures import Future
+from ..nn.modules.module import Module
+from . import _trace
+from ._script import (RecursiveScriptModule, ScriptFunction, ScriptModule, TopLevelTracedModule,  # noqa: F401
+                      TracedModule)
+from ._serialization import load as _load
+from ._serialization import save  # noqa: F401
+from ._trace import TracerWarning, TracingCheckError  # noqa: F401
 
 Final = typing.Final
 
 
+def _deprecated(what: str, instead: str = "Please switch to `torch.compile` or `torch.export`.") -> None:
+    """PyTorch 2.13's DeprecationWarning for a TorchScript entry point (shown where it is called)."""
+    warnings.warn(f"`torch.jit.{what}` is deprecated. {instead}", DeprecationWarning, stacklevel=3)
+
+
 def script(obj: Any, optimize: Optional[bool] = None, _frames_up: int = 0, _rcb: Any = None,
            example_inputs: Any = None) -> Any:
-    return obj
+    """A module as a RecursiveScriptModule sharing its parameters, a function as a ScriptFunction;
+    both run the Python code eagerly. A ScriptModule (already compiled, or an old-style subclass)
+    is returned as it is."""
+    _deprecated("script")
+    if builtins.isinstance(obj, (ScriptModule, ScriptFunction)):
+        return obj
+    if builtins.isinstance(obj, Module):
+        return RecursiveScriptModule(obj, name=type(obj).__name__)
+    if builtins.isinstance(obj, type):
+        return obj  # a class: TorchScript compiles its methods; here it stays a Python class
+    if callable(obj):
+        return ScriptFunction(obj)
+    raise RuntimeError(f"Type '{type(obj).__name__}' cannot be compiled: minitorch.jit.script takes a module, "
+                       "a function or a class")
 
 
-def trace(func: Any, example_inputs: Any = None, *args: Any, **kwargs: Any) -> Any:
-    """Returns func itself: runs the eager function rather than a recording of one call (so it
-    also follows data-dependent control flow, which a real trace would freeze)."""
-    return func
+def trace(func: Any, example_inputs: Any = None, optimize: Any = None, check_trace: bool = True,
+          check_inputs: Any = None, check_tolerance: float = 1e-05, strict: bool = True,
+          _force_outplace: bool = False, _module_class: Any = None, _compilation_unit: Any = None,
+          example_kwarg_inputs: Any = None, _store_inputs: bool = True) -> Any:
+    """Records one call of func (a module's forward, or a function) on example_inputs: a
+    TopLevelTracedModule / ScriptFunction replaying it. With check_trace, each of check_inputs
+    (default: the example) is traced again and compared (TracingCheckError, TracerWarning)."""
+    _deprecated("trace")
+    if builtins.isinstance(func, (ScriptModule, ScriptFunction)) and not builtins.isinstance(func, TracedModule):
+        warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. Returning the object as is.")
+        return func
+    if example_inputs is None and example_kwarg_inputs is None:
+        raise RuntimeError("example_kwarg_inputs or example_inputs must be specified")
+    if example_kwarg_inputs is not None:
+        if not builtins.isinstance(example_kwarg_inputs, dict):
+            raise RuntimeError("example_kwarg_inputs should be a dict")
+        try:  # in forward's order, so the traced module takes them by position or by name
+            bound = inspect.signature(func.forward if builtins.isinstance(func, Module) else func).bind(
+                **example_kwarg_inputs)
+        except TypeError as e:
+            raise RuntimeError(f"example_kwarg_inputs do not fit the traced function: {e}") from None
+        example_inputs = tuple(bound.args)
+    if builtins.isinstance(func, Module):
+        return trace_module(func, {"forward": example_inputs}, None, check_trace,
+                            [{"forward": c} for c in check_inputs] if check_inputs else None, check_tolerance)
+    args = _trace._as_tuple(example_inputs)
+    graph, _ = _trace.record(func, args, None, None)
+    graph.name = getattr(func, "__name__", "forward")
+    if check_trace:
+        _trace.check(graph, func, None, [_trace._as_tuple(c) for c in (check_inputs or [args])], None,
+                     check_tolerance)
+    return ScriptFunction(func, graph)
 
 
 def trace_module(mod: Any, inputs: Dict[str, Any], optimize: Any = None, check_trace: bool = True,
                  check_inputs: Any = None, check_tolerance: float = 1e-05, strict: bool = True,
                  _force_outplace: bool = False, _module_class: Any = None, _compilation_unit: Any = None,
                  example_inputs_is_kwarg: bool = False, _store_inputs: bool = True) -> Any:
-    """Returns mod itself, every method named in inputs runs eagerly (as trace does for forward);
-    PyTorch's errors for inputs that are not a dict of existing methods."""
+    """Traces each method named in inputs on its example: a TopLevelTracedModule whose methods
+    replay those recordings; PyTorch's errors for inputs that are not a dict of existing methods."""
+    _deprecated("trace_method")
+    if not builtins.isinstance(mod, Module):
+        raise AttributeError("expected torch.nn.Module as the first argument")
     if not builtins.isinstance(inputs, dict):
         raise AttributeError("expected a dictionary of (method_name, input) pairs")
-    for name in inputs:
-        if not callable(getattr(mod, name, None)):
+    graphs = {}
+    for name, example in inputs.items():
+        method = getattr(mod, name, None)
+        if not callable(method):
             raise AttributeError(f"'{type(mod).__name__}' object has no attribute '{name}'")
-    return mod
+        call = mod if name == "forward" else method
+        args = _trace._as_tuple(example)
+        graphs[name], _ = _trace.record(call, args, mod, _trace.qualified_type(mod))
+        if check_trace:
+            checks = [_trace._as_tuple(c[name]) for c in check_inputs] if check_inputs else [args]
+            _trace.check(graphs[name], call, mod, checks, _trace.qualified_type(mod), check_tolerance)
+    return TopLevelTracedModule(mod, graphs, getattr(graphs.get("forward"), "submodules", {}))
+
+
+def load(f: Any, map_location: Any = None, _extra_files: Optional[Dict[str, Any]] = None,
+         _restore_shapes: bool = False) -> Any:
+    """torch.jit.load: the module minitorch.jit.save wrote (jit/_serialization.py)."""
+    _deprecated("load", "Please switch to `torch.export`.")
+    return _load(f, map_location, _extra_files, _restore_shapes)
 
 
 def script_if_tracing(fn: Callable) -> Callable:
@@ -63,25 +134,6 @@ def annotate(the_type: Any, the_value: Any) -> Any:
 
 
 Attribute = collections.namedtuple("Attribute", ["value", "type"])
-
-
-class ScriptModule(Module):
-    """The class of compiled modules. script() returns eager modules unchanged, so none is an
-    instance; a subclass written in the old style (forward marked with script_method) is an
-    ordinary module that runs eagerly."""
-
-
-class ScriptFunction:
-    """The class of compiled functions: script() returns eager functions unchanged, so none is an
-    instance. Wrapping a function in one gives a callable that runs it."""
-
-    def __init__(self, fn: Callable) -> None:
-        self._fn = fn
-        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
-        self.__doc__ = getattr(fn, "__doc__", None)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._fn(*args, **kwargs)
 
 
 def fork(func: Callable, *args: Any, **kwargs: Any) -> Future:
@@ -167,12 +219,17 @@ def is_scripting() -> bool:
 
 
 def is_tracing() -> bool:
-    return False
+    """Whether a torch.jit.trace is recording on this thread."""
+    return _trace.is_tracing()
 
 
 def freeze(mod: Any, preserved_attrs: Optional[List[str]] = None, optimize_numerics: bool = True) -> Any:
     """torch.jit.freeze: the module itself (its weights are already what an eager call reads);
     PyTorch's error for a module in training mode."""
+    _deprecated("freeze", "Please use `torch.compile` instead.")
+    if not builtins.isinstance(mod, ScriptModule):
+        raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or "
+                           "torch.jit.trace to script your 'nn.Module'.")
     if getattr(mod, "training", False):
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call .eval() "
                            "on your module before freezing.")
@@ -181,6 +238,9 @@ def freeze(mod: Any, preserved_attrs: Optional[List[str]] = None, optimize_numer
 
 def optimize_for_inference(mod: Any, other_methods: Optional[List[str]] = None) -> Any:
     """torch.jit.optimize_for_inference: the module in eval mode, frozen (freeze)."""
+    if not builtins.isinstance(mod, ScriptModule):
+        raise RuntimeError("optimize_for_inference expects a ScriptModule as input. Please use torch.jit.script or "
+                           "torch.jit.trace to script your 'nn.Module'.")
     if hasattr(mod, "training"):
         mod.eval()
     return freeze(mod)
@@ -230,10 +290,3 @@ def fuser(name: str) -> Iterator[None]:
         raise Exception(f"unrecognized fuser option (name: {name})")
     yield
 
-
-def _not_supported(*args: Any, **kwargs: Any) -> Any:
-    raise NotImplementedError("minitorch.jit: TorchScript archives are not supported (minitorch runs eagerly); "
-                              "save a state_dict with minitorch.save instead")
-
-
-save = load = _not_supported
