@@ -76,39 +76,6 @@ mt_cpu_conv_fits_blas(const conv_geom *g)
     return MT_OK;
 }
 
-/* dst[0 .. OW) = row tap offset `off` reads at each output column: src[ow*sw + off], 0 for the
- * columns [0, lo) and [hi, OW) whose pixel lies in the padding (mt_conv_inside), in words of T (the
- * element's size: the bytes are copied, not converted). Plain loops, not a libc call a piece: a
- * deep layer's rows are short (7 columns at 7x7, where memcpy and memset calls were most of
- * im2col's time) and with width stride 2 a call an element was. */
-#define IM2COL_ROW(name, T)                                                                    \
-    static inline void name(const char *srcv, char *dstv, int64_t off, int64_t sw, int64_t lo, \
-                            int64_t hi, int64_t ow)                                            \
-    {                                                                                          \
-        const T *src = (const T *)srcv + off;                                                  \
-        T *dst = (T *)dstv;                                                                    \
-        for (int64_t j = 0; j < lo; j++) {                                                     \
-            dst[j] = 0;                                                                        \
-        }                                                                                      \
-        if (sw == 1) {                                                                         \
-            for (int64_t j = lo; j < hi; j++) {                                                \
-                dst[j] = src[j];                                                               \
-            }                                                                                  \
-        } else if (sw == 2) { /* a constant stride, which the compiler vectorises */           \
-            for (int64_t j = lo; j < hi; j++) {                                                \
-                dst[j] = src[j * 2];                                                           \
-            }                                                                                  \
-        } else {                                                                               \
-            for (int64_t j = lo; j < hi; j++) {                                                \
-                dst[j] = src[j * sw];                                                          \
-            }                                                                                  \
-        }                                                                                      \
-        for (int64_t j = hi; j < ow; j++) {                                                    \
-            dst[j] = 0;                                                                        \
-        }                                                                                      \
-    }
-IM2COL_ROW(im2col_row4, uint32_t)
-IM2COL_ROW(im2col_row8, uint64_t)
 
 // x (C, H, W) one contiguous image, col (C*KH*KW, (oh1-oh0)*OW) for output rows [oh0, oh1),
 // its rows ld elements apart; elements of `item` bytes (4 or 8)
@@ -133,9 +100,9 @@ mt_cpu_im2col_rows(const char *x, char *col0, int64_t ld, const conv_geom *g, si
                     /* row ih of channel c; output column ow reads its pixel ow*sw + off */
                     const char *src = x + (c * g->h + ih) * g->w * (int64_t)item;
                     if (item == 4) {
-                        im2col_row4(src, col, off, g->sw, lo, hi, g->ow);
+                        mt_conv_row4(src, col, off, g->sw, lo, hi, g->ow);
                     } else {
-                        im2col_row8(src, col, off, g->sw, lo, hi, g->ow);
+                        mt_conv_row8(src, col, off, g->sw, lo, hi, g->ow);
                     }
                 }
             }

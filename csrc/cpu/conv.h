@@ -20,6 +20,41 @@ mt_conv_inside(int64_t off, int64_t stride, int64_t size, int64_t ow, int64_t *l
     *lo = *lo < *hi ? *lo : *hi;
 }
 
+/* dst[0 .. OW) = row tap offset `off` reads at each output column: src[ow*sw + off], 0 for the
+ * columns [0, lo) and [hi, OW) whose pixel lies in the padding (mt_conv_inside), in words of T (the
+ * element's size: the bytes are copied, not converted). Plain loops, not a libc call a piece: a
+ * deep layer's rows are short (7 columns at 7x7, where memcpy and memset calls were most of
+ * im2col's time) and with width stride 2 a call an element was. im2col (conv.c) and the direct
+ * kernel's padded copy (conv_direct.c, a phase of a strided row) both gather rows so. */
+#define MT_CONV_ROW(name, T)                                                                   \
+    static inline void name(const char *srcv, char *dstv, int64_t off, int64_t sw, int64_t lo, \
+                            int64_t hi, int64_t ow)                                            \
+    {                                                                                          \
+        const T *src = (const T *)srcv + off;                                                  \
+        T *dst = (T *)dstv;                                                                    \
+        for (int64_t j = 0; j < lo; j++) {                                                     \
+            dst[j] = 0;                                                                        \
+        }                                                                                      \
+        if (sw == 1) {                                                                         \
+            for (int64_t j = lo; j < hi; j++) {                                                \
+                dst[j] = src[j];                                                               \
+            }                                                                                  \
+        } else if (sw == 2) { /* a constant stride, which the compiler vectorises */           \
+            for (int64_t j = lo; j < hi; j++) {                                                \
+                dst[j] = src[j * 2];                                                           \
+            }                                                                                  \
+        } else {                                                                               \
+            for (int64_t j = lo; j < hi; j++) {                                                \
+                dst[j] = src[j * sw];                                                          \
+            }                                                                                  \
+        }                                                                                      \
+        for (int64_t j = hi; j < ow; j++) {                                                    \
+            dst[j] = 0;                                                                        \
+        }                                                                                      \
+    }
+MT_CONV_ROW(mt_conv_row4, uint32_t)
+MT_CONV_ROW(mt_conv_row8, uint64_t)
+
 /* The taps t in [*lo, *hi) of a kernel dimension of k taps that read inside the input (size
  * long) at output o: o*stride + t*dil - pad in [0, size); the others read only padding. */
 static inline void
