@@ -4,7 +4,8 @@ Which path minitorch takes depends on the shape (csrc/cpu/conv_direct.c's direct
 few taps per output, for rows that fill its vectors and for width strides; im2col + OpenBLAS gemm
 otherwise), so one case says little: these are first layers (1 and 3 input channels, 3x3, 5x5,
 the ResNet stem's 7x7 stride 2), LeNet's layers, ResNet's 3x3 stages from 56x56 to 7x7 and their
-stride-2 downsamplings, a 1x1 projection, conv3d, and conv1d over sequences with many taps; forward, and forward + backward for a few.
+stride-2 downsamplings, a 1x1 projection, conv3d, and conv1d over sequences with many taps; forward, and forward + backward for a few;
+the backward alone (weight's gradient, input's) of the narrow and strided deep layers.
 The "CL" cases run channels_last inputs and weights (as model.to(memory_format=torch.channels_last)
 and an input converted alike): conv2d, and a conv -> batch_norm -> relu -> max_pool2d block whose
 results all stay channels-last.
@@ -56,6 +57,37 @@ CL_CASES = [
     ("CL CIFAR conv1 3->64 3x3", (32, 3, 32, 32), (64, 3, 3, 3), 1, 1, False, 1),
     ("CL groups=2 64->64 3x3 on 56x56", (8, 64, 56, 56), (64, 32, 3, 3), 1, 1, False, 2),
 ]
+
+
+# backward alone, the weight's gradient ("wgrad") and the input's ("igrad"), on the layers where
+# it trailed: narrow planes, the stride-2 downsamplings, and a batch that two threads do not split
+# evenly: (label, input shape, weight shape, stride, padding)
+BWD_CASES = [
+    ("128->128 3x3 on 28x28", (8, 128, 28, 28), (128, 128, 3, 3), 1, 1),
+    ("256->256 3x3 on 14x14", (8, 256, 14, 14), (256, 256, 3, 3), 1, 1),
+    ("64->128 3x3/2 on 56x56", (8, 64, 56, 56), (128, 64, 3, 3), 2, 1),
+    ("128->256 3x3/2 on 28x28", (8, 128, 28, 28), (256, 128, 3, 3), 2, 1),
+    ("256->512 3x3/2 on 14x14", (8, 256, 14, 14), (512, 256, 3, 3), 2, 1),
+    ("N=7 128->128 3x3 on 28x28", (7, 128, 28, 28), (128, 128, 3, 3), 1, 1),
+    ("N=7 128->256 3x3/2 on 28x28", (7, 128, 28, 28), (256, 128, 3, 3), 2, 1),
+]
+
+
+def make_bwd_cases(libs, rng):
+    cases = []
+    for label, xs, ws, stride, pad in BWD_CASES:
+        x, w = rng.standard_normal(xs, np.float32), rng.standard_normal(ws, np.float32)
+        for kind in ("wgrad", "igrad"):
+            fns = {}
+            for name, lib in libs.items():
+                xt = lib.tensor(x, requires_grad=kind == "igrad")
+                wt = lib.tensor(w, requires_grad=kind == "wgrad")
+                y = lib.nn.functional.conv2d(xt, wt, None, stride, pad)
+                g = lib.ones_like(y)
+                fns[name] = lambda y=y, t=(wt if kind == "wgrad" else xt), g=g, lib=lib: lib.autograd.grad(
+                    y, (t,), g, retain_graph=True)
+            cases.append((f"{label} {kind}", fns))
+    return cases
 
 
 def sgemm_bound(lib, xs, ws, stride, pad, groups):
@@ -126,7 +158,8 @@ def run_one(threads):
     if "torch" in libs:  # PyTorch's first convolution sets up what its later ones use
         libs["torch"].nn.functional.conv2d(libs["torch"].ones(1, 3, 8, 8), libs["torch"].ones(4, 3, 3, 3))
     only = arg("--only", "")
-    for label, fns in make_cases(libs, np.random.default_rng(0)) + make_cl_cases(libs, np.random.default_rng(1)):
+    for label, fns in (make_cases(libs, np.random.default_rng(0)) + make_bwd_cases(libs, np.random.default_rng(2))
+                       + make_cl_cases(libs, np.random.default_rng(1))):
         if only in label:
             print_row(threads, label, 40, alternate(fns, REPEATS), ("minitorch", "torch", "sgemm"), 3)
 

@@ -70,9 +70,9 @@ mt_cpu_col2im_image(const void *col, void *x, const conv_geom *g, mt_dtype dt)
 }
 
 /* What both backward kernels hold: the geometry, the sizes of one image and group, and the
- * tensors: grad_output and the other operand (weight or input) dense in dt, the col buffer of
- * each part of the images (unless the image is its own col) and the gradient being made (a->out[0], row-major, of the size in
- * a->l[0], zeroed). */
+ * tensors: grad_output and the other operand (weight or input) dense in dt, a col buffer for
+ * each of `parts` parts of the images (none for 0, or where the image is its own col) and the
+ * gradient being made (a->out[0], row-major, of the size in a->l[0], zeroed). */
 typedef struct conv_bwd {
     conv_geom g;
     mt_dtype dt;
@@ -101,7 +101,8 @@ conv_bwd_begin(mt_args *a, conv_bwd *c, int parts)
     memset(mt_tensor_data(c->grad), 0, (size_t)mt_tensor_numel(c->grad) * (size_t)c->item);
     if ((st = mt_cpu_dense(a->t[0], c->dt, &c->go)) ||
         (st = mt_cpu_dense(a->t[1], c->dt, &c->other)) ||
-        (c->own_col && (st = mt_tensor_empty(2, col_sizes, c->dt, MT_DEVICE_CPU, &c->col)))) {
+        (c->own_col && parts > 0 &&
+         (st = mt_tensor_empty(2, col_sizes, c->dt, MT_DEVICE_CPU, &c->col)))) {
         return st;
     }
     return MT_OK;
@@ -358,32 +359,75 @@ mt_cpu_convolution_backward_input(mt_args *a)
 }
 
 
-// images [b0, b0 + nb) side by side: col (C*KH*KW, nb*OH*OW) their im2cols (or the images
-// themselves, a 1x1 kernel), gt (OC, nb*OH*OW) their grad_outputs
+// images [b0, b0 + nb) side by side in rows of ld, input channels [c0, c1): their rows of col
+// (C*KH*KW, ld), the images' im2cols (or the images themselves, a 1x1 kernel), and unless gt is
+// NULL gt (OC, ld) their grad_outputs
 static void
-gather_chunk(const conv_bwd *c, int64_t b0, int64_t nb, char *col, char *gt)
+gather_chunk(const conv_bwd *c, int64_t b0, int64_t nb, int64_t ld, int64_t c0, int64_t c1,
+             char *col, char *gt)
 {
     const conv_geom *g = &c->g;
-    const int64_t ld = nb * c->ohw, krows = g->c * g->kh * g->kw;
-    const size_t row = (size_t)(c->ohw * c->item);
-    const int parts = mt_parallel_parts(nb * (krows + g->oc) * c->ohw, 32768);
-#pragma omp parallel for num_threads(parts) schedule(static)
+    conv_geom part = *g; /* im2col of channels [c0, c1) */
+    part.c = c1 - c0;
+    const int64_t item = c->item;
+    const size_t row = (size_t)(c->ohw * item);
     for (int64_t i = 0; i < nb; i++) {
-        const char *x = mt_tensor_data(c->other) + (b0 + i) * g->c * c->hw * c->item;
-        const char *go = mt_tensor_data(c->go) + (b0 + i) * g->oc * c->ohw * c->item;
-        char *at = col + i * c->ohw * c->item;
+        const char *x = mt_tensor_data(c->other) + ((b0 + i) * g->c + c0) * c->hw * item;
+        const char *go = mt_tensor_data(c->go) + (b0 + i) * g->oc * c->ohw * item;
+        char *at = col + (c0 * g->kh * g->kw * ld + i * c->ohw) * item;
         if (c->own_col) {
-            mt_cpu_im2col_rows(x, at, ld, g, (size_t)c->item, 0, g->oh);
+            mt_cpu_im2col_rows(x, at, ld, &part, (size_t)item, 0, g->oh);
         } else {
-            for (int64_t r = 0; r < g->c; r++) {
-                memcpy(at + r * ld * c->item, x + r * c->hw * c->item, row);
+            for (int64_t r = 0; r < part.c; r++) {
+                memcpy(at + r * ld * item, x + r * c->hw * item, row);
             }
         }
-        for (int64_t o = 0; o < g->oc; o++) {
-            memcpy(gt + (o * ld + i * c->ohw) * c->item, go + o * c->ohw * c->item, row);
+        for (int64_t o = 0; gt != NULL && o < g->oc; o++) {
+            memcpy(gt + (o * ld + i * c->ohw) * item, go + o * c->ohw * item, row);
         }
     }
 }
+
+// the columns of the weight's gradient that read input channels [c0, c1) (gw (OC, C/G*KH*KW)),
+// over every image, nb at a time: those channels' rows of col (gather_chunk) and per group
+// gw_g[:, their taps] += go_g (OC/G, nb*OH*OW) @ their rows^T. go_g is a copy in gt for a
+// chunk of several images, else grad_output as it lies; a 1x1 kernel's one image is its own col.
+// col's rows are nb*OH*OW apart whatever the chunk (a part on its last, shorter, chunk would
+// otherwise write its rows over those of a part still on a longer one).
+static void
+weight_columns(const conv_bwd *c, int64_t nb, int64_t c0, int64_t c1, char *col, char *gt)
+{
+    const conv_geom *g = &c->g;
+    const int64_t item = c->item, ohw = c->ohw, taps = g->kh * g->kw, cg = g->c / g->groups;
+    char *gw = mt_tensor_data(c->grad);
+    for (int64_t b0 = 0; b0 < g->n; b0 += nb) {
+        const int64_t n = b0 + nb < g->n ? nb : g->n - b0, len = n * ohw;
+        const char *go = mt_tensor_data(c->go) + b0 * g->oc * ohw * item;
+        const char *src = mt_tensor_data(c->other) + b0 * g->c * c->hw * item;
+        int64_t ldg = ohw, lds = ohw; /* the rows' strides of go and src */
+        if (n > 1 || c->own_col) {
+            gather_chunk(c, b0, n, nb * ohw, c0, c1, col, n > 1 ? gt : NULL);
+            ldg = n > 1 ? nb * ohw : ohw;
+            go = n > 1 ? gt : go;
+            lds = nb * ohw;
+            src = col;
+        }
+        for (int64_t gi = 0; gi < g->groups; gi++) {
+            const int64_t lo = c0 > gi * cg ? c0 : gi * cg;
+            const int64_t hi = c1 < (gi + 1) * cg ? c1 : (gi + 1) * cg;
+            if (lo < hi) {
+                mt_cpu_gemm_raw(c->dt, false, true, (int)c->og, (int)((hi - lo) * taps), (int)len,
+                                1.0, go + gi * c->og * ldg * item, (int)ldg,
+                                src + lo * taps * lds * item, (int)lds, 1.0,
+                                gw + (gi * c->og * c->m + (lo - gi * cg) * taps) * item, (int)c->m);
+            }
+        }
+    }
+}
+
+/* Fewest multiply-adds of a thread's columns of the weight's gradient (weight_columns), as
+ * conv.c's CONV_APART_MACS for a thread's images */
+#define WGRAD_PART_MACS (1 << 20)
 
 /* Most bytes of one chunk's copies of col and grad_output in conv2d's weight gradient (of col
  * alone in conv3d's): small images go a chunk at a time, one gemm a chunk (and group) rather
@@ -489,35 +533,30 @@ mt_cpu_convolution_backward_weight(mt_args *a)
         return run_dense(a, weight_direct, false, false);
     }
     conv_bwd c;
-    mt_status st = conv_bwd_begin(a, &c, 1);
+    mt_status st = conv_bwd_begin(a, &c, 0);
     const conv_geom *g = &c.g;
-    const int64_t item = c.item, ohw = c.ohw, k = c.m, og = c.og, krows = g->c * g->kh * g->kw;
+    const int64_t item = c.item, ohw = c.ohw, krows = g->c * g->kh * g->kw;
     int64_t nb = BWD_CHUNK_BYTES / ((krows + g->oc) * ohw * item + 1);
     nb = nb < 1 ? 1 : nb > g->n ? g->n : nb;
+    /* The threads split the input channels, so the columns of the gradient: each builds its
+     * channels' rows of col and its own copy of the chunk's grad_output, and runs its gemms on
+     * its thread, any batch, no thread waiting for another (OpenBLAS splitting each chunk's
+     * gemm had both wait for each chunk's im2col and for each other at its every panel). */
+    int parts = mt_parallel_parts(g->n * g->oc * c.m * ohw, WGRAD_PART_MACS);
+    parts = parts > g->c ? (int)g->c : parts;
     mt_tensor *col = NULL, *gt = NULL;
-    if (st == MT_OK && nb > 1 && ohw > 0 && k > 0) {
-        const int64_t col_sizes[2] = {krows, nb * ohw}, gt_sizes[2] = {g->oc, nb * ohw};
-        if ((st = mt_tensor_empty(2, col_sizes, c.dt, MT_DEVICE_CPU, &col)) == MT_OK) {
-            st = mt_tensor_empty(2, gt_sizes, c.dt, MT_DEVICE_CPU, &gt);
-        }
+    const int64_t col_sizes[2] = {krows, nb * ohw}, gt_sizes[2] = {parts * g->oc, nb * ohw};
+    if (st == MT_OK && ohw > 0 && c.m > 0 && (c.own_col || nb > 1)) {
+        st = mt_tensor_empty(2, col_sizes, c.dt, MT_DEVICE_CPU, &col);
     }
-    for (int64_t b0 = 0; st == MT_OK && b0 < g->n && ohw > 0 && k > 0; b0 += nb) {
-        const int64_t n = b0 + nb < g->n ? nb : g->n - b0, ld = n * ohw;
-        const char *go_b = mt_tensor_data(c.go) + b0 * g->oc * ohw * item;
-        const char *src = mt_tensor_data(c.other) + b0 * g->c * c.hw * item;
-        if (col != NULL) {
-            gather_chunk(&c, b0, n, mt_tensor_data(col), mt_tensor_data(gt));
-            go_b = mt_tensor_data(gt);
-            src = mt_tensor_data(col);
-        } else if (c.own_col) {
-            mt_cpu_im2col_rows(src, mt_tensor_data(c.col), ohw, g, (size_t)item, 0, g->oh);
-            src = mt_tensor_data(c.col);
-        }
-        for (int64_t gi = 0; gi < g->groups; gi++) {
-            mt_cpu_gemm_raw(c.dt, false, true, (int)og, (int)k, (int)ld, 1.0,
-                            go_b + gi * og * ld * item, (int)ld, src + gi * k * ld * item, (int)ld,
-                            1.0, mt_tensor_data(c.grad) + gi * og * k * item, (int)k);
-        }
+    if (st == MT_OK && ohw > 0 && c.m > 0 && nb > 1) {
+        st = mt_tensor_empty(2, gt_sizes, c.dt, MT_DEVICE_CPU, &gt);
+    }
+#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
+    for (int k = 0; k < (st == MT_OK && ohw > 0 && c.m > 0 ? parts : 0); k++) {
+        weight_columns(&c, nb, g->c * k / parts, g->c * (k + 1) / parts,
+                       col ? mt_tensor_data(col) : NULL,
+                       gt ? mt_tensor_data(gt) + k * g->oc * nb * ohw * item : NULL);
     }
     mt_tensor_clear(&col);
     mt_tensor_clear(&gt);

@@ -6,7 +6,9 @@ channel blocks and tap groups, rows narrower than a vector (copied and padded) a
 in a partial vector (read up to their end, the lanes already summed masked off) or a whole one,
 strides, dilations, groups, conv3d, several chunks of images with a partial last one, an odd
 batch (items split) and an even one (images split), NaN and inf in the input, non-dense
-operands, an empty batch, through autograd; and that no gemm runs."""
+operands, an empty batch, through autograd; and that no gemm runs. Groups of 48 output channels or
+more go by channels (grad_output transposed, items of 64 channels by 6 taps): whole and partial
+blocks of 64, groups, strides, conv3d, NaN and inf, and rows of any width in the vectors' lanes."""
 import numpy as np
 import pytest
 
@@ -24,6 +26,12 @@ CASES = [
     ((10, 3, 64, 64), (8, 3, 3, 3), 1, 1, 1, 1),  # chunks of 4 images, the last partial (of 2 at one thread, 1 at two)
     ((6, 16, 20, 48), (16, 16, 5, 3), 1, (2, 1), 1, 1),  # 5x3 taps, height padding 2
     ((2, 4, 7, 26), (3, 4, 2, 1), 1, 0, 1, 1),  # 2x1 taps, no padding: rows of 26
+    # by channels (48 or more a group)
+    ((3, 5, 9, 14), (64, 5, 3, 3), 1, 1, 1, 1),  # one whole block of 64, 45 taps (7 groups + 3), rows of 14
+    ((2, 7, 6, 28), (50, 7, 3, 3), 1, 1, 1, 1),  # 50 channels: a block of 64 with 14 past the group's
+    ((4, 3, 5, 16), (112, 3, 3, 3), 1, 1, 1, 1),  # two blocks, the second of 48
+    ((2, 8, 9, 30), (96, 4, 3, 3), (1, 2), 1, (1, 2), 2),  # two groups of 48, width stride 2, dilation 2
+    ((5, 4, 6, 13), (64, 4, 2, 3), 1, (0, 1), 1, 1),  # 5 images (items split at 2 threads), 2x3 taps
 ]
 
 
@@ -62,7 +70,8 @@ def test_direct_weight_gradient(case, threads):
     check(g, x, ws, stride, padding, dilation, groups, got)
 
 
-@pytest.mark.parametrize("xs,ws", [((2, 3, 5, 6, 24), (4, 3, 2, 3, 3)), ((3, 4, 4, 8, 16), (6, 2, 3, 3, 3))])
+@pytest.mark.parametrize("xs,ws", [((2, 3, 5, 6, 24), (4, 3, 2, 3, 3)), ((3, 4, 4, 8, 16), (6, 2, 3, 3, 3)),
+                                   ((2, 2, 4, 5, 14), (56, 2, 3, 3, 3))])  # by channels
 def test_direct_weight_gradient_conv3d(xs, ws, threads):
     groups = xs[1] // ws[1]
     x, g = data(*xs), data(*out_shape(xs, ws, 1, 1, 1, groups))
@@ -71,10 +80,12 @@ def test_direct_weight_gradient_conv3d(xs, ws, threads):
     check(g, x, ws, 1, 1, 1, groups, got)
 
 
-@pytest.mark.parametrize("xs", [(2, 6, 9, 40), (3, 6, 9, 13)])  # a last vector overlapping one before; rows copied
-def test_direct_weight_gradient_nan_and_inf(xs, threads):
+# a last vector overlapping one before; rows copied; by channels (50: 14 lanes past the group's,
+# which sum inf times gpad's zeros and are dropped)
+@pytest.mark.parametrize("xs,oc", [((2, 6, 9, 40), 5), ((3, 6, 9, 13), 5), ((3, 6, 9, 13), 50)])
+def test_direct_weight_gradient_nan_and_inf(xs, oc, threads):
     # NaN and inf reach exactly the taps that read them at a valid output, as PyTorch's
-    ws = (5, 6, 3, 3)
+    ws = (oc, 6, 3, 3)
     x = data(*xs)
     x[0, 1, 4, -1] = np.inf  # the last column: the first tap of a row never reads it
     x[1, 2, 0, 0] = np.nan
