@@ -85,3 +85,42 @@ def test_randint_like_memory_format_errors_as_torch():
         assert got[0] == want[0] == "err" and got[1:] == want[1:]
     got, want = _both(lambda L: L.randint_like(L.zeros(2), 5, memory_format=1))
     assert got[0] == want[0] == "err" and got[1] == want[1] == "TypeError"
+
+
+PAD_VALUES = {
+    "complex": lambda L: 1j,
+    "complex_zero_imag": lambda L: 2 + 0j,
+    "str": lambda L: "a",
+    "list": lambda L: [1.0],
+    "none": lambda L: None,
+    "bool": lambda L: True,
+    "int": lambda L: 2,
+    "float": lambda L: 1.5,
+    "numpy_float": lambda L: np.float32(1.5),
+    "numpy_int": lambda L: np.int64(-3),
+    "tensor_0dim": lambda L: L.tensor(2.5),
+    "tensor_0dim_int": lambda L: L.tensor(3),
+    "tensor_0dim_complex": lambda L: L.tensor(1j),
+    "tensor_0dim_complex_real": lambda L: L.tensor(1 + 0j),
+    "tensor_1dim": lambda L: L.tensor([2.0]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "complex64"])
+@pytest.mark.parametrize("mode", ["constant", "reflect"])
+@pytest.mark.parametrize("value", sorted(PAD_VALUES))
+def test_pad_value_is_a_float_as_in_torch(value, mode, dtype):
+    """F.pad's value is PyTorch's float?: a complex number is a TypeError, on a complex tensor too
+    (constant_pad_nd, whose value is a Scalar, takes one)"""
+    def run(L):
+        x = L.arange(6).reshape(2, 3).to(getattr(L, dtype))
+        r = L.nn.functional.pad(x, (1, 2), mode=mode, value=PAD_VALUES[value](L))
+        return str(r.dtype).split(".")[-1], r.tolist()
+
+    got, want = _both(run)
+    assert got[0] == want[0]
+    if got[0] == "ok":
+        assert got[1][0] == want[1][0]
+        np.testing.assert_array_equal(np.array(got[1][1]), np.array(want[1][1]))
+    else:
+        assert got[1:] == want[1:]
