@@ -107,3 +107,17 @@ def test_lerp_dtype_errors_still_as_torch():
                 fn(L, L.tensor(z))
             errs.append(e.value)
         assert type(errs[0]) is type(errs[1]) and str(errs[0]) == str(errs[1]).split("\n")[0]
+
+
+@pytest.mark.skipif(torch is None, reason="compared with PyTorch")
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("weight", [0.3, 0.7, 1 / 3])
+def test_lerp_number_weight_gradient_in_double(dtype, weight):
+    """self's gradient g * (1 - weight) takes 1 - weight in double, as PyTorch's
+    (1 - weight.toComplexDouble()); between two numbers it was float32 (0.69999998807907104)"""
+    grads = []
+    for L in (minitorch, torch):
+        x = L.tensor([1.0, -2.0]).to(getattr(L, dtype)).requires_grad_()
+        L.lerp(x, L.tensor([3.0, 5.0]).to(getattr(L, dtype)), weight).sum().abs().backward()
+        grads.append(np.array(x.grad.tolist()))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-15)
