@@ -42,17 +42,23 @@ def randint(*args: Any, generator: Any = None, out: Any = None, dtype: Any = Non
 
 def randint_like(input: "_C.TensorBase", *args: Any, generator: Any = None, dtype: Any = None,
                  device: Any = None, requires_grad: bool = False, layout: Any = None, pin_memory: bool = False,
-                 **kwargs: Any) -> "_C.TensorBase":
-    """randint(low, high, input.shape) with input's dtype and device unless given."""
+                 memory_format: Any = None, **kwargs: Any) -> "_C.TensorBase":
+    """randint(low, high, input.shape) with input's dtype and device unless given, laid out as
+    memory_format says (preserve_format by default: input's strides where it is dense)."""
     if not isinstance(input, _C.TensorBase):
         raise TypeError(f"randint_like(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    from . import _memory_format
+
+    fmt = _memory_format.preserve_format if memory_format is None else memory_format
+    _memory_format._check("randint_like", fmt)
     b = _bind("randint_like", args, kwargs, ("low", "high"))
-    return _C.randint(
-        b["low"], b["high"], input.shape, generator=generator,
-        dtype=dtype if dtype is not None else input.dtype,
-        device=device if device is not None else input.device,
-        requires_grad=requires_grad, layout=layout, pin_memory=pin_memory,
-    )
+    strides = _memory_format._dense_strides(input, fmt)
+    options = dict(generator=generator, dtype=dtype if dtype is not None else input.dtype,
+                   device=device if device is not None else input.device, layout=layout, pin_memory=pin_memory)
+    if strides is None:
+        return _C.randint(b["low"], b["high"], input.shape, requires_grad=requires_grad, **options)
+    flat = _C.randint(b["low"], b["high"], (input.numel(),), **options)
+    return flat.as_strided(input.shape, strides).requires_grad_(requires_grad)
 
 
 def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None, out: Any = None, dtype: Any = None,

@@ -19,14 +19,42 @@ from ._checks import _to_out
 __all__ = ["histogram", "histogramdd", "median", "nanmedian", "unique_consecutive"]
 
 
+def _legacy(t):
+    return "torch." + t.type().split(".")[-1]
+
+
+def _check_median_out(input, values, indices):
+    """PyTorch's checks of median's and nanmedian's out= pair (both name median): indices int64,
+    then values in input's dtype"""
+    for t in (values, indices):
+        if not isinstance(t, _C.TensorBase):
+            raise TypeError(f"median(): argument 'out' must be tuple of Tensors, not {type(t).__name__}")
+    if indices.dtype != _C.int64:
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                           f"{_legacy(indices)} instead (while checking arguments for median)")
+    if values.dtype != input.dtype:
+        raise RuntimeError(f"Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; "
+                           f"but type {_legacy(values)} does not equal {_legacy(input)} (while checking "
+                           "arguments for median)")
+
+
 def _dim_overload(name, full, along):
-    def overloaded(input, dim=None, keepdim=False):
-        if dim is None and not keepdim:
+    def overloaded(input, dim=None, keepdim=False, *, out=None):
+        if out is None and dim is None and not keepdim:
             return full(input)
-        return along(input, dim, keepdim)
+        if out is not None:  # only the overload along a dim has out=, a (values, indices) pair
+            if dim is None:
+                raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+            if not isinstance(out, (tuple, list)):
+                raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+            if len(out) != 2:
+                raise TypeError(f"expected tuple of 2 elements but got {len(out)}")
+            _check_median_out(input, *out)
+        return _to_out(along(input, dim, keepdim), out, name)
 
     overloaded.__name__ = overloaded.__qualname__ = name
-    overloaded.__doc__ = (f"{name}(input) -> Tensor; {name}(input, dim, keepdim=False) -> (values, indices)")
+    overloaded.__doc__ = (f"{name}(input) -> Tensor; {name}(input, dim, keepdim=False, *, out=None) -> "
+                          "(values, indices)")
     return overloaded
 
 

@@ -263,7 +263,7 @@ mt_grad_atan2(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return finish(&s);
 }
 
-/* logaddexp (base e) and logaddexp2: each input gets g / (1 + base^(the other - itself)) */
+/* logaddexp (base e) and logaddexp2: each input gets g / conj(1 + base^(the other - itself)) */
 static mt_status
 logaddexp_backward(mt_node *n, mt_tensor *g, bool base2, mt_tensor **gi)
 {
@@ -274,7 +274,7 @@ logaddexp_backward(mt_node *n, mt_tensor *g, bool base2, mt_tensor **gi)
         }
         mt_tensor *diff = bin(&s, MT_OP_sub, n->saved[1 - e], n->saved[e]);
         mt_tensor *p = base2 ? bin(&s, MT_OP_pow, num(&s, 2), diff) : un(&s, MT_OP_exp, diff);
-        give(&s, bin(&s, MT_OP_div, g, bin(&s, MT_OP_add, num(&s, 1), p)), &gi[e]);
+        give(&s, bin(&s, MT_OP_div, g, conj_of(&s, bin(&s, MT_OP_add, num(&s, 1), p))), &gi[e]);
     }
     return finish(&s);
 }
@@ -353,65 +353,78 @@ mt_saves_lerp(const mt_args *a, unsigned *save_inputs, bool *save_outputs)
     }
 }
 
-// lerp(self, end, weight): g * (1 - weight), g * weight, g * (end - self)
+/* 1 - w; for a number weight the number 1 - w in double (or complex128), as PyTorch's
+ * (1 - weight.toComplexDouble()): two numbers would meet in the default float */
+static mt_tensor *
+one_minus(tmp *s, mt_tensor *w)
+{
+    if (s->st || !w->is_wrapped_number) {
+        return bin(s, MT_OP_sub, num(s, 1), w);
+    }
+    mt_scalar v;
+    mt_tensor *r = NULL;
+    s->st = mt_tensor_item(w, &v);
+    if (s->st) {
+        return NULL;
+    }
+    const double re = 1 - mt_scalar_to_double(v);
+    const mt_scalar d = v.is_complex ? mt_scalar_complex(re, -v.imag) : mt_scalar_float(re);
+    return own(s, mt_tensor_scalar(d, v.is_complex ? MT_COMPLEX128 : MT_FLOAT64, &r), &r);
+}
+
+// lerp(self, end, weight): g * conj(1 - weight), g * conj(weight), g * conj(end - self)
 mt_status
 mt_grad_lerp(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
     mt_tensor *w = n->saved[2];
     if (wants(n, 0)) {
-        give(&s, bin(&s, MT_OP_mul, g[0], bin(&s, MT_OP_sub, num(&s, 1), w)), &gi[0]);
+        give(&s, bin(&s, MT_OP_mul, g[0], conj_of(&s, one_minus(&s, w))), &gi[0]);
     }
     if (wants(n, 1)) {
-        give(&s, bin(&s, MT_OP_mul, g[0], w), &gi[1]);
+        give(&s, bin(&s, MT_OP_mul, g[0], conj_of(&s, w)), &gi[1]);
     }
     if (wants(n, 2)) {
-        give(&s, bin(&s, MT_OP_mul, g[0], bin(&s, MT_OP_sub, n->saved[1], n->saved[0])), &gi[2]);
+        mt_tensor *d = bin(&s, MT_OP_sub, n->saved[1], n->saved[0]);
+        give(&s, bin(&s, MT_OP_mul, g[0], conj_of(&s, d)), &gi[2]);
     }
     return finish(&s);
 }
 
-static double
-value_of(const mt_node *n)
-{
-    return mt_scalar_is_none(n->args.s[0]) ? 1.0 : mt_scalar_to_double(n->args.s[0]);
-}
-
-// addcmul(self, tensor1, tensor2, value): g, g * tensor2 * value, g * tensor1 * value
+// addcmul(self, tensor1, tensor2, value): g, g * conj(tensor2 * value), g * conj(tensor1 * value)
 mt_status
 mt_grad_addcmul(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    const double v = value_of(n);
     if (wants(n, 0)) {
         give(&s, g[0], &gi[0]);
     }
     for (int e = 1; e < 3; e++) {
         if (wants(n, e)) {
-            mt_tensor *other = n->saved[3 - e];
-            give(&s, bin(&s, MT_OP_mul, g[0], bin(&s, MT_OP_mul, other, num(&s, v))), &gi[e]);
+            mt_tensor *other = conj_of(&s, n->saved[3 - e]);
+            give(&s, bin(&s, MT_OP_mul, times_conj(&s, g[0], n->args.s[0]), other), &gi[e]);
         }
     }
     return finish(&s);
 }
 
-// addcdiv(self, tensor1, tensor2, value): g, g * (value / tensor2),
-// -g * (value * tensor1 / tensor2^2)
+// addcdiv(self, tensor1, tensor2, value): g, g * conj(value / tensor2),
+// -g * conj(value * tensor1 / tensor2^2)
 mt_status
 mt_grad_addcdiv(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    const double v = value_of(n);
-    mt_tensor *t1 = n->saved[1], *t2 = n->saved[2];
+    mt_tensor *t1 = n->saved[1], *t2 = conj_of(&s, n->saved[2]);
+    mt_tensor *gv = wants(n, 1) || wants(n, 2) ? times_conj(&s, g[0], n->args.s[0]) : NULL;
     if (wants(n, 0)) {
         give(&s, g[0], &gi[0]);
     }
     if (wants(n, 1)) {
-        give(&s, bin(&s, MT_OP_mul, g[0], bin(&s, MT_OP_div, num(&s, v), t2)), &gi[1]);
+        give(&s, bin(&s, MT_OP_div, gv, t2), &gi[1]);
     }
     if (wants(n, 2)) {
-        mt_tensor *q = bin(&s, MT_OP_div, scaled(&s, t1, v), bin(&s, MT_OP_mul, t2, t2));
-        give(&s, bin(&s, MT_OP_mul, un(&s, MT_OP_neg, g[0]), q), &gi[2]);
+        mt_tensor *q = bin(&s, MT_OP_div, conj_of(&s, t1), bin(&s, MT_OP_mul, t2, t2));
+        give(&s, bin(&s, MT_OP_mul, un(&s, MT_OP_neg, gv), q), &gi[2]);
     }
     return finish(&s);
 }

@@ -14,7 +14,8 @@
  * _Complex types, so the CPU loops read them as any other T. Where a row has a formula (the
  * products and quotients, which are not C's operators: those follow Annex G, a library call per
  * element and other values than PyTorch's at infinities; log1p, expm1, sigmoid and its
- * backward, pow's special cases, the tests), it is core/math_complex_parts.h's, which the CUDA
+ * backward, pow's special cases, the tests, exp2, logaddexp, lerp, addcmul, addcdiv,
+ * nan_to_num, the logical ops), it is core/math_complex_parts.h's, which the CUDA
  * loops compute too, called on the parts of x (and y) and made on libm's cexp, clog, csqrt and
  * cpow; the other rows are libm's (cexp, clog, csin, ...). */
 #ifndef __cplusplus
@@ -39,6 +40,12 @@
     {                                                                                           \
         return mt_cof_##suffix(                                                                 \
             mt_##row##_z##suffix(mt_zof_##suffix(x), mt_zof_##suffix(y), mt_zof_##suffix(k)));  \
+    }
+#define MT_C_OF_Z4(C, suffix, row)                                                              \
+    static inline C mt_##row##_##suffix(C x, C y, C z, C k)                                     \
+    {                                                                                           \
+        return mt_cof_##suffix(mt_##row##_z##suffix(mt_zof_##suffix(x), mt_zof_##suffix(y),     \
+                                                    mt_zof_##suffix(z), mt_zof_##suffix(k)));   \
     }
 #define MT_B_OF_Z1(C, suffix, row)                                                              \
     static inline bool mt_##row##_##suffix(C x) { return mt_##row##_z##suffix(mt_zof_##suffix(x)); }
@@ -68,6 +75,11 @@
     MT_C_OF_Z1(C, suffix, log2) MT_C_OF_Z1(C, suffix, log10) MT_C_OF_Z1(C, suffix, log1p)       \
     MT_C_OF_Z1(C, suffix, expm1) MT_C_OF_Z1(C, suffix, sigmoid)                                 \
     MT_C_OF_Z2(C, suffix, sigmoid_backward)                                                     \
+    MT_C_OF_Z1(C, suffix, exp2) MT_C_OF_Z2(C, suffix, logaddexp) MT_C_OF_Z3(C, suffix, lerp)    \
+    MT_C_OF_Z4(C, suffix, addcmul) MT_C_OF_Z4(C, suffix, addcdiv)                               \
+    MT_C_OF_Z4(C, suffix, nan_to_num)                                                           \
+    MT_B_OF_Z1(C, suffix, logical_not) MT_B_OF_Z2(C, suffix, logical_and)                       \
+    MT_B_OF_Z2(C, suffix, logical_or) MT_B_OF_Z2(C, suffix, logical_xor)                        \
     /* the product for the reductions and index_put's loops (cpu/reduce.c, index.c) */          \
     static inline C mt_cmul_##suffix(C x, C y) { return mt_mul_##suffix(x, y); }                \
     MT_B_OF_Z2(C, suffix, eq) MT_B_OF_Z2(C, suffix, ne)                                         \
@@ -96,6 +108,7 @@ MT_DEFINE_COMPLEX(double _Complex, double, c128, , CMPLX, mt_z128, z128)
 #undef MT_C_OF_Z1
 #undef MT_C_OF_Z2
 #undef MT_C_OF_Z3
+#undef MT_C_OF_Z4
 #undef MT_B_OF_Z1
 #undef MT_B_OF_Z2
 #endif

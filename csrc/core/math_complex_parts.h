@@ -4,7 +4,8 @@
  * ops/elementwise.def's MT_EW_COMPLEX, mt_<name>_z64 and mt_<name>_z128 (nvcc has no C _Complex,
  * so the CPU's loops, on C's complex types, cannot be compiled for the device). The formulas both
  * devices compute alike (MT_DEFINE_Z_FORMULAS: products, Smith's quotients, log1p, expm1,
- * sigmoid and its backward, pow's special cases) are written here once; core/math_complex.h
+ * sigmoid and its backward, pow's special cases, exp2, logaddexp, lerp, addcmul, addcdiv,
+ * nan_to_num, the logical ops) are written here once; core/math_complex.h
  * makes the CPU's from them, on libm's complex exp, log, sqrt and cpow.
  * Part of core/math.h (include that: it defines MT_HD); plain C and C++, no library but libm. */
 #ifndef MT_MATH_COMPLEX_PARTS_H
@@ -138,6 +139,95 @@ typedef struct mt_z128 {
             return mt_z_##B(0, 0);                                                              \
         }                                                                                       \
         return POW(x, y);                                                                       \
+    }                                                                                           \
+    /* 2 ** x = exp(x ln 2), as PyTorch's (C has no complex exp2) */                           \
+    static inline MT_HD Z mt_exp2_##S(Z x)                                                      \
+    {                                                                                           \
+        return EXP(mt_z_##B(x.re * (R)MT_LN2, x.im * (R)MT_LN2));                               \
+    }                                                                                           \
+    /* e^x with Re x = +inf: each part inf times cos or sin of Im x, 0 where that is 0 (no    \
+     * inf * 0), a NaN imaginary part for an infinite or NaN Im x */                            \
+    static inline MT_HD Z mt_zexp_inf_##S(Z x)                                                  \
+    {                                                                                           \
+        const R inf = (R)INFINITY;                                                              \
+        if (!isfinite(x.im)) {                                                                  \
+            return mt_z_##B(inf, (R)NAN);                                                       \
+        }                                                                                       \
+        const R c = cos##F(x.im), si = sin##F(x.im);                                            \
+        return mt_z_##B(c == 0 ? 0 : inf * c, si == 0 ? 0 : inf * si);                         \
+    }                                                                                           \
+    /* log(e^x + e^y), PyTorch's way: ordered by real part (a NaN part is the larger), NaN if   \
+     * either has one, the smaller for two -inf real parts, log1p(e^(min - max)) + max else */  \
+    static inline MT_HD Z mt_logaddexp_##S(Z x, Z y)                                            \
+    {                                                                                           \
+        const bool ny = isnan(y.re) || isnan(y.im), nx = isnan(x.re) || isnan(x.im);            \
+        if (nx || ny) {                                                                         \
+            return mt_z_##B((R)NAN, (R)NAN);                                                    \
+        }                                                                                       \
+        const Z lo = x.re < y.re ? x : y, hi = x.re < y.re ? y : x;                             \
+        if (!isfinite(lo.re) && lo.re == hi.re) {                                               \
+            if (lo.re < 0) {                                                                    \
+                return lo;                                                                      \
+            }                                                                                   \
+            const Z a = mt_zexp_inf_##S(lo), b = mt_zexp_inf_##S(hi);                           \
+            return mt_log1p_##S(mt_z_##B(a.re + b.re - 1, a.im + b.im));                        \
+        }                                                                                       \
+        const Z d = mt_z_##B(lo.re - hi.re, lo.im - hi.im);                                     \
+        Z e;                                                                                    \
+        if (isfinite(d.re)) {                                                                   \
+            const R m = exp##F(d.re);                                                           \
+            e = mt_z_##B(m * cos##F(d.im), m * sin##F(d.im));                                   \
+        } else {                                                                                \
+            e = d.re < 0 ? mt_z_##B(0, 0) : mt_zexp_inf_##S(d);                                 \
+        }                                                                                       \
+        const Z l = mt_log1p_##S(e);                                                            \
+        return mt_z_##B(l.re + hi.re, l.im + hi.im);                                            \
+    }                                                                                           \
+    /* x + w (end - x), from the end's side for |w| >= 0.5, as the real lerp */                 \
+    static inline MT_HD Z mt_lerp_##S(Z x, Z end, Z w)                                          \
+    {                                                                                           \
+        const Z d = mt_z_##B(end.re - x.re, end.im - x.im);                                     \
+        if (hypot##F(w.re, w.im) < (R)0.5) {                                                    \
+            const Z wd = mt_zmul_##B(w, d);                                                     \
+            return mt_z_##B(x.re + wd.re, x.im + wd.im);                                        \
+        }                                                                                       \
+        const Z dw = mt_zmul_##B(d, mt_z_##B(1 - w.re, -w.im));                                 \
+        return mt_z_##B(end.re - dw.re, end.im - dw.im);                                        \
+    }                                                                                           \
+    /* x + k y z and x + k y / z (k: value) */                                                  \
+    static inline MT_HD Z mt_addcmul_##S(Z x, Z y, Z z, Z k)                                    \
+    {                                                                                           \
+        const Z p = mt_zmul_##B(mt_zmul_##B(k, y), z);                                          \
+        return mt_z_##B(x.re + p.re, x.im + p.im);                                              \
+    }                                                                                           \
+    static inline MT_HD Z mt_addcdiv_##S(Z x, Z y, Z z, Z k)                                    \
+    {                                                                                           \
+        const Z q = mt_zdiv_##B(mt_zmul_##B(k, y), z);                                          \
+        return mt_z_##B(x.re + q.re, x.im + q.im);                                              \
+    }                                                                                           \
+    /* each part's NaN and infinities replaced, as PyTorch's (by the replacements' real parts) */ \
+    static inline MT_HD R mt_zpart_nan_to_num_##S(R v, R posinf, R neginf, R nan)               \
+    {                                                                                           \
+        return v != v ? nan : v == (R)INFINITY ? posinf : v == -(R)INFINITY ? neginf : v;       \
+    }                                                                                           \
+    static inline MT_HD Z mt_nan_to_num_##S(Z x, Z posinf, Z neginf, Z nan)                     \
+    {                                                                                           \
+        return mt_z_##B(mt_zpart_nan_to_num_##S(x.re, posinf.re, neginf.re, nan.re),            \
+                        mt_zpart_nan_to_num_##S(x.im, posinf.re, neginf.re, nan.re));           \
+    }                                                                                           \
+    /* the logical ops read a complex value as true where either part is nonzero (NaN too) */   \
+    static inline MT_HD bool mt_logical_not_##S(Z x) { return x.re == 0 && x.im == 0; }         \
+    static inline MT_HD bool mt_logical_and_##S(Z x, Z y)                                       \
+    {                                                                                           \
+        return !mt_logical_not_##S(x) && !mt_logical_not_##S(y);                                \
+    }                                                                                           \
+    static inline MT_HD bool mt_logical_or_##S(Z x, Z y)                                        \
+    {                                                                                           \
+        return !mt_logical_not_##S(x) || !mt_logical_not_##S(y);                                \
+    }                                                                                           \
+    static inline MT_HD bool mt_logical_xor_##S(Z x, Z y)                                       \
+    {                                                                                           \
+        return mt_logical_not_##S(x) != mt_logical_not_##S(y);                                  \
     }                                                                                           \
     static inline MT_HD bool mt_eq_##S(Z x, Z y) { return x.re == y.re && x.im == y.im; }       \
     static inline MT_HD bool mt_ne_##S(Z x, Z y) { return !(x.re == y.re && x.im == y.im); }    \

@@ -108,6 +108,20 @@ SP(i1)(T x)
     return LM(exp)(LM(fabs)(x)) * SP(i1e)(x);
 }
 
+/* torch.special's modified_bessel_i0 and i1: I0 and I1 (rows of their own for PyTorch's kernel
+ * names, modified_bessel_i0_cpu and modified_bessel_i1_cpu) */
+static inline MT_HD T
+SP(modified_bessel_i0)(T x)
+{
+    return SP(i0)(x);
+}
+
+static inline MT_HD T
+SP(modified_bessel_i1)(T x)
+{
+    return SP(i1)(x);
+}
+
 /* K0 and K1, the modified Bessel functions of the second kind, and exp(x) K0, exp(x) K1 (scaled):
  * a Chebyshev series in x^2 with the log term over (0, 2], one in 8/x beyond (Cephes' k0, k1,
  * k0e, k1e); +inf at 0, NaN below. */

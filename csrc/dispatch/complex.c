@@ -8,7 +8,7 @@
  * (hypot of the parts), sum, mean and cumsum (each part alike, on the real view; a real input
  * cast first when dtype= is complex), the matrix products (four real products of the parts;
  * addmm, addmv and baddbmm add beta * self to one), var and std (the parts' variances summed),
- * the norms (of abs), any, all and the logical ops (of t != 0), the uniform_ and normal_ fills
+ * the norms (of abs), any and all (of t != 0), the uniform_ and normal_ fills
  * (on the real view), and the pads and unfold and fold's im2col and col2im (the same call on
  * each part), so their gradients come from those ops' rows. The matrix products of one
  * complex dtype run as their device's BLAS kernel (blas_takes); the real products remain where
@@ -331,8 +331,8 @@ truth(tmp *s, mt_tensor *t)
     return bin(s, MT_OP_ne, t, num(s, 0.0));
 }
 
-// any, all and the logical ops (not, and, or, xor) with complex operands: the same call with
-// each complex operand t replaced by t != 0 (either part nonzero, NaN too), as PyTorch reads them
+// any and all of a complex tensor: the same call on t != 0 (either part nonzero, NaN too), as
+// PyTorch reads it (the logical ops have complex loops: ops/elementwise.def)
 static mt_status
 complex_logical(mt_op op, mt_args *a)
 {
@@ -416,10 +416,6 @@ static const struct {
                      {MT_OP_norm, complex_norm},
                      {MT_OP_any, complex_logical},
                      {MT_OP_all, complex_logical},
-                     {MT_OP_logical_not, complex_logical},
-                     {MT_OP_logical_and, complex_logical},
-                     {MT_OP_logical_or, complex_logical},
-                     {MT_OP_logical_xor, complex_logical},
                      {MT_OP_linalg_vector_norm, complex_norm},
                      {MT_OP_uniform_, complex_random_fill},
                      {MT_OP_normal_, complex_random_fill},

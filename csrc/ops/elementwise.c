@@ -419,7 +419,7 @@ meta_lerp(ew_call *c, mt_args *a)
         st = expect_dtype(a, 2, "weight");
     }
     c->dt = a->t[0]->dtype;
-    if (st == MT_OK && !mt_dtype_is_float(c->dt)) {
+    if (st == MT_OK && !mt_dtype_is_float(c->dt) && !mt_dtype_is_complex(c->dt)) {
         bool cpu = strcmp(c->dev->name, "cpu") == 0;
         st = mt_fail(MT_ENOTIMPL, "\"lerp_%s%s\" not implemented for '%s'", cpu ? "kernel_" : "",
                      cpu ? (scalar_weight ? "scalar" : "tensor") : c->dev->name,
@@ -481,7 +481,7 @@ meta_nan_to_num(ew_call *c, mt_args *a)
 {
     mt_tensor *self = a->t[0];
     c->dt = self->dtype;
-    if (!mt_dtype_is_float(c->dt)) {
+    if (!mt_dtype_is_float(c->dt) && !mt_dtype_is_complex(c->dt)) {
         c->done = true;
         if (c->inplace) {
             a->out[0] = mt_tensor_retain(self);
@@ -489,7 +489,8 @@ meta_nan_to_num(ew_call *c, mt_args *a)
         }
         return mt_op_clone(self, &a->out[0]);
     }
-    const double big = c->dt == MT_FLOAT32 ? FLT_MAX : DBL_MAX;
+    /* a complex self's parts are each replaced, by their real dtype's values */
+    const double big = c->dt == MT_FLOAT32 || c->dt == MT_COMPLEX64 ? FLT_MAX : DBL_MAX;
     mt_scalar hi = mt_scalar_is_none(a->s[1]) ? mt_scalar_float(big) : a->s[1];
     mt_scalar lo = mt_scalar_is_none(a->s[2]) ? mt_scalar_float(-big) : a->s[2];
     c->uses_k = true;
@@ -600,6 +601,10 @@ mt_ew_kernel_name(mt_op op, const mt_args *a)
     }
     if (row == MT_EW_lerp) { /* lerp_kernel_scalar's weight is a number */
         return a->t[2] && !a->t[2]->is_wrapped_number ? "lerp_kernel_tensor" : rows[row].kernel;
+    }
+    if ((row == MT_EW_fmax || row == MT_EW_fmin) && a->t[0] &&
+        mt_dtype_is_integral(a->t[0]->dtype, true)) { /* PyTorch's fmax of integers is maximum */
+        return row == MT_EW_fmax ? "maximum_cpu" : "minimum_cpu";
     }
     if (row != MT_EW_clamp) {
         return row < 0 ? NULL : rows[row].kernel;

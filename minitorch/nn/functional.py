@@ -1060,11 +1060,31 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 _INTS = 16  # the most ints an int[] argument holds (MT_MAX_DIMS)
 
 
+def _pad_value(value):
+    """pad's value as PyTorch's schema types it, float?: None, a real Python or NumPy number, or a
+    0-dim tensor whose value is real (a complex one with an imaginary part cannot convert: a
+    RuntimeError); anything else, a complex number included, is a TypeError"""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, _C.TensorBase):
+        if value.dim() != 0:
+            raise TypeError("pad(): argument 'value' (position 4) must be float, not Tensor")
+        if value.is_complex():
+            if value.imag.item() != 0:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            return value.real
+        return value
+    if isinstance(value, complex) or not hasattr(type(value), "__float__"):
+        raise TypeError(f"pad(): argument 'value' (position 4) must be float, not {type(value).__name__}")
+    return float(value)  # a NumPy scalar (a complex one warns and drops its imaginary part, as in PyTorch)
+
+
 def pad(input: Tensor, pad: List[int], mode: str = "constant", value: Optional[float] = None) -> Tensor:
     """input padded by pad = (front, back) for the last len(pad) / 2 dims, the last dim first:
     with value ('constant', any number of dims, negative pads crop), or by 'reflect',
     'replicate' or 'circular' (the last 1, 2 or 3 dims of a batched or unbatched input)."""
     pad = list(pad)
+    value = _pad_value(value)
     if mode != "constant" or len(pad) <= _INTS:
         return _C.pad(input, pad, mode, value)
     # more pads than an int[] holds: constant padding of different dims commutes, so the dims

@@ -1,5 +1,6 @@
 """Complex tensors on the CUDA device through the device's own kernels, not the host: the complex64
-and complex128 loops of every MT_EW_COMPLEX row of ops/elementwise.def (cuda/kernels.cu, whose
+and complex128 loops of every MT_EW_COMPLEX row of ops/elementwise.def, exp2, logaddexp, lerp,
+addcmul, addcdiv, nan_to_num and the logical ops among them (cuda/kernels.cu, whose
 math is core/math_complex_parts.h), the complex fills and casts, cat, and index, index_select and
 index_put_ on the real views (csrc/dispatch/complex.c). Values equal the CPU's (complex128 to a
 few ulps, complex64 to float32's), gradients too; and a rotary embedding's forward and backward
@@ -68,6 +69,18 @@ BINARY = {
     "where_number": lambda L, x, y: L.where(x.real > 0, x, 3j),
     "masked_fill": lambda L, x, y: x.masked_fill(y.real > 0, 1 - 2j),
     "mixed_precision": lambda L, x, y: x * y.to(L.complex128),
+    "exp2": lambda L, x, y: L.exp2(x),
+    "logaddexp": lambda L, x, y: L.logaddexp(x, y),
+    "logaddexp_infinities": lambda L, x, y: L.logaddexp(x / (y.real > 0), y / (x.real > 0)),
+    "lerp_number": lambda L, x, y: L.lerp(x, y, 0.3),
+    "lerp_tensor": lambda L, x, y: L.lerp(x, y, y * 0.1 + 0.6),
+    "addcmul": lambda L, x, y: L.addcmul(x, y, x, value=2 - 1j),
+    "addcdiv_": lambda L, x, y: x.clone().addcdiv_(y, x, value=0.5),
+    "nan_to_num": lambda L, x, y: L.nan_to_num(x / (y.real > 0), posinf=7.0),
+    "logical_and": lambda L, x, y: L.logical_and(x * (y.real > 0), y),
+    "logical_or_": lambda L, x, y: (x * (y.real > 0)).logical_or_(y * 0),
+    "logical_xor_bool_self": lambda L, x, y: (y.real > 0).logical_xor_(x * (x.real > 0)),
+    "logical_not": lambda L, x, y: L.logical_not(x * (y.real > 0)),
 }
 
 

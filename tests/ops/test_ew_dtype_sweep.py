@@ -40,20 +40,10 @@ KNOWN = {
         lambda op, d, m, t: m[0] == "ok" and m[1] in ("float16", "bfloat16") and t[0] == "err"
         and re.search(r"not implemented for '(Half|BFloat16)'", t[2]) is not None,
     "float16 and bfloat16 rounded once by minitorch, step by step by PyTorch": lambda op, d, m, t: _rounded_once(m, t),
-    "torch.special's i1 rows name their float8 kernel (special_i1_cpu) where PyTorch's complex refusal "
-    "names i1_cpu":
-        lambda op, d, m, t: m[0] == t[0] == "err" and _words(m).replace("special_", "") == _words(t),
-    "the logical ops in place with a complex operand: minitorch has no complex form of them, PyTorch "
-    "computes":
-        lambda op, d, m, t: op.startswith("logical_") and op.endswith("_") and d[-1] in ("complex64", "complex128")
-        and m[0] == "err" and t[0] == "ok" and d[0] not in ("complex64", "complex128"),
-    "fmax and fmin name maximum_cpu and minimum_cpu for every shell dtype (SHELL_AS); PyTorch names "
-    "fmax_cpu for the float8 formats":
-        lambda op, d, m, t: op in ("fmax", "fmin") and "float8" in d[0] and f'"{op}_cpu"' in _words(t),
-    "torch.special's modified_bessel_i0 and i1 run i0's and i1's rows, whose kernel names they give":
-        lambda op, d, m, t: op.startswith("special_modified_bessel_i") and "modified_bessel_i" in _words(t),
-    "the complex rows PyTorch has that minitorch lacks (logaddexp, nan_to_num, ...): refused":
-        lambda op, d, m, t: m[0] == "err" and t[0] == "ok" and t[1].startswith("complex"),
+    "torch.special's i1, i1e, ndtri and log_ndtr name special_<row>_cpu for the float8 formats (their "
+    "SHELL_AS in ops/elementwise.def), where PyTorch names <row>_cpu as for complex":
+        lambda op, d, m, t: m[0] == t[0] == "err" and "float8" in d[0]
+        and _words(m).replace("special_", "") == _words(t),
 }
 
 
