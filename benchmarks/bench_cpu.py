@@ -1,6 +1,7 @@
 """CPU kernels where models spend their time (issue 21): minitorch beside PyTorch and NumPy.
 
-Cases: a 256^3 matmul followed by a 262k-element add (one thread pool or two), a (256, 1024) add
+Cases: a 256^3 matmul followed by a 262k-element add (one thread pool or two), an LSTM's small
+products (its gates and their backward) and an attention-sized bmm, a (256, 1024) add
 of a transposed operand, float32 exp of 1M elements, add and mul of 4M float32 (48 MiB moved a
 call) and add_ in place, out= (mul into out, add into its input, a 256^3 matmul, a sum over
 dim 0 of (2048, 2048)), float32 log, log1p, tanh, erf, sigmoid of 1M elements and gelu (both forms), silu, mish,
@@ -121,6 +122,22 @@ def make_cases(libs):
             a, b, v = tensors(lib, m1, m2, v1)
             fns[name] = lambda a=a, b=b, v=v: (a @ b, v + v)
     cases.append(("matmul 256^3 + add 262k", fns))
+
+    # small products (a generator of their own: the cases after them keep their data): an LSTM's
+    # gates h (32, 256) @ W_hh^T and its backward's dgates (32, 1024) @ W_hh, W_hh (1024, 256);
+    # attention-sized bmm (64, 128, 64) @ (64, 64, 128)
+    grng = np.random.default_rng(21)
+    h, w_hh, dg = (grng.standard_normal(s, f32) for s in ((32, 256), (1024, 256), (32, 1024)))
+    b1, b2 = grng.standard_normal((64, 128, 64), f32), grng.standard_normal((64, 64, 128), f32)
+    products = {"mm LSTM gates (32, 256) @ (1024, 256)^T": ((h, w_hh), lambda p, q: p @ q.T),
+                "mm LSTM dgates (32, 1024) @ (1024, 256)": ((dg, w_hh), lambda p, q: p @ q),
+                "bmm (64, 128, 64) @ (64, 64, 128)": ((b1, b2), lambda p, q: p @ q)}
+    for label, (arrays, fn) in products.items():
+        fns = {}
+        for name, lib in libs.items():
+            xs = arrays if lib is np else tensors(lib, *arrays)
+            fns[name] = lambda xs=xs, fn=fn: fn(*xs)
+        cases.append((label, fns))
 
     xt, yt = rng.standard_normal((256, 1024), f32), rng.standard_normal((1024, 256), f32)
     fns = {}

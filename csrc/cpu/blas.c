@@ -63,13 +63,56 @@ gemm_on_this_thread(mt_dtype dt, enum CBLAS_TRANSPOSE at, enum CBLAS_TRANSPOSE b
     }
 }
 
+/* A small product is split between our threads into blocks of c's columns (rows where c is
+ * taller than wide), each block a whole gemm on its own thread: OpenBLAS's own split of such a
+ * product shares its packed panels between the threads, and the waits for them cost more than
+ * the product. An LSTM's gates, h (32, 256) @ W_hh^T (256, 1024): OpenBLAS's split 102 us at two
+ * threads, PyTorch's MKL 70 us. Each block packs the whole of the narrow operand (h), which is
+ * small; the wide one (W_hh) is packed once, half by each thread. */
+#define SPLIT_MNK_MIN (1 << 18) /* m * n * k from 64^3: below, OpenBLAS runs it at one thread */
+#define SPLIT_MNK_MAX (1 << 25) /* up to 2^25 (32 x 1024 x 1024): above, OpenBLAS's own split */
+#define SPLIT_ALIGN 16          /* blocks start at multiples of 16 columns: 64 bytes of float */
+
+// c (m,n) = alpha * op(a) @ op(b) + beta * c, as mt_cpu_gemm_raw, in `parts` blocks of c's
+// columns (rows when m > n) on as many threads
+static void
+gemm_split(mt_dtype dt, bool ta, bool tb, int m, int n, int k, double alpha, const char *a, int lda,
+           const char *b, int ldb, double beta, char *c, int ldc, int parts)
+{
+    enum CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
+    const bool by_rows = m > n;
+    const int64_t len = by_rows ? m : n, item = (int64_t)mt_dtype_size(dt);
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int p = 0; p < parts; p++) {
+        int64_t i0 = len * p / parts / SPLIT_ALIGN * SPLIT_ALIGN;
+        int64_t i1 = p + 1 == parts ? len : len * (p + 1) / parts / SPLIT_ALIGN * SPLIT_ALIGN;
+        if (i1 <= i0) {
+            continue;
+        }
+        if (by_rows) { /* rows i0..i1 of op(a) and of c */
+            gemm_on_this_thread(dt, at, bt, (int)(i1 - i0), n, k, alpha,
+                                a + (ta ? i0 : i0 * lda) * item, lda, b, ldb, beta,
+                                c + i0 * ldc * item, ldc);
+        } else { /* columns i0..i1 of op(b) and of c */
+            gemm_on_this_thread(dt, at, bt, m, (int)(i1 - i0), k, alpha, a, lda,
+                                b + (tb ? i0 * ldb : i0) * item, ldb, beta, c + i0 * item, ldc);
+        }
+    }
+}
+
 void
 mt_cpu_gemm_raw(mt_dtype dt, bool ta, bool tb, int m, int n, int k, double alpha, const void *a,
                 int lda, const void *b, int ldb, double beta, void *c, int ldc)
 {
     enum CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
+    const int64_t mnk = (int64_t)m * n * k;
+    const int parts = omp_in_parallel() || mnk < SPLIT_MNK_MIN || mnk > SPLIT_MNK_MAX
+                          ? 1
+                          : mt_parallel_parts((m > n ? m : n) / SPLIT_ALIGN, 1);
     mt_cpu_lib_enter(dt == MT_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
-    if (omp_in_parallel()) {
+    if (parts > 1) {
+        gemm_split(dt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parts);
+    } else if (omp_in_parallel()) {
         gemm_on_this_thread(dt, at, bt, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     } else if (dt == MT_FLOAT32) {
         MT_CBLAS(sgemm)(CblasRowMajor, at, bt, m, n, k, (float)alpha, (const float *)a, lda,
@@ -356,8 +399,10 @@ batch_matrix(const mt_tensor *t, int64_t b)
 
 /* A batch of small products is split between threads, each running whole gemms at one OpenBLAS
  * thread, as PyTorch's parallel_for over the batch: OpenBLAS splits one small gemm poorly (its
- * threads sync on packed panels several times per call), and a batch needs no sync at all. A
- * large gemm keeps OpenBLAS's own split (on our pool, threads.c). */
+ * threads sync on packed panels several times per call), and a batch needs no sync at all. OpenBLAS
+ * stays at one thread inside the region (mt_cpu_lapack_begin): a gemv that it splits into jobs
+ * there gave wrong rows with two of our threads in it at once ((8, 512, 4096) @ (8, 4096, 1) at
+ * two threads, test_threaded_kernels.py). A large gemm keeps OpenBLAS's own split (threads.c). */
 #define BATCH_SPLIT_MNK (1 << 21) /* m * n * k up to 128^3: split the batch, not each product */
 #define GEMM_GRAIN 32768          /* multiply-adds a thread must get to be worth starting */
 
