@@ -344,6 +344,15 @@ VEC_F32_LOOP(silu_backward_vec_f32, XY, mt_silu_backward_vf32)
 VEC_F32_LOOP(elu_vec_f32, XKKK, mt_elu_vf32)
 VEC_F32_LOOP(elu_backward_vec_f32, XYKKK, mt_elu_backward_vf32)
 VEC_F32_LOOP(softplus_backward_vec_f32, XYKK, mt_softplus_backward_vf32)
+/* log_sigmoid's derivative (g, x) from b = exp(-|x|), in one expression with vmath.h's exp: on
+ * (1024, 1024) 1.3x PyTorch's time, where staged over blocks with the AVX-512 exp it took 1.7x */
+static inline MT_ALWAYS_INLINE float
+log_sigmoid_backward_vf32(float g, float x)
+{
+    return mt_log_sigmoid_backward_tail_vf32(g, x, mt_vexp_nonpos_f32(-fabsf(x)));
+}
+
+VEC_F32_LOOP(log_sigmoid_backward_vec_f32, XY, log_sigmoid_backward_vf32)
 /* Rows that compose two or three of the functions above (softplus is log1p(exp), mish
  * tanh(log1p(exp))) make one dependency chain of some 40 multiply-adds per element, longer than
  * the CPU's out-of-order window can overlap from one iteration to the next: as one expression
@@ -461,22 +470,6 @@ log_sigmoid_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
             l[i] = mt_log_sigmoid_tail_vf32(x[i], l[i]);
         }
         stage_store(data, strides, i0, m, l);
-    }
-}
-
-/* log_sigmoid's derivative (g, x): from b = exp(-|x|) */
-MT_SIMD_CLONES static void
-log_sigmoid_backward_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
-{
-    (void)vctx;
-    float g[STAGE], x[STAGE], b[STAGE];
-    for (int64_t i0 = 0; i0 < n; i0 += STAGE) {
-        const int m = stage_load(data, strides, i0, n, 2, g, x);
-        stage_exp_neg_abs(x, b, m);
-        for (int i = 0; i < m; i++) {
-            b[i] = mt_log_sigmoid_backward_tail_vf32(g[i], x[i], b[i]);
-        }
-        stage_store(data, strides, i0, m, b);
     }
 }
 

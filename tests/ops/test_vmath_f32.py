@@ -376,9 +376,10 @@ def test_silu_backward_op_layouts():
 @pytest.mark.parametrize("op", ["mish_backward", "softplus_backward", "mish", "softplus", "log_sigmoid",
                                 "log_sigmoid_backward"])
 def test_staged_loops_layouts_and_block_edges(op, threads, vmath_path):
-    """mish, softplus, log_sigmoid and their backwards run stage by stage over blocks of 256
-    elements: every length around a block's edge, strided and broadcast operands give the
-    contiguous result bit for bit, and that is the float64 formula's within the bounds above."""
+    """mish, softplus, log_sigmoid and the first two's backwards run stage by stage over blocks
+    of 256 elements (log_sigmoid's backward in one expression): every length around a block's
+    edge, strided and broadcast operands give the contiguous result bit for bit, and that is the
+    float64 formula's within the bounds above."""
     C = minitorch._C
     call = {"mish_backward": lambda g, x: C.mish_backward(g, x), "softplus_backward":
             lambda g, x: C.softplus_backward(g, x, 2.0, 5.0), "mish": lambda g, x: C.mish(x),
