@@ -12,7 +12,8 @@
 /* clang-format off */
 
 /* mish and its derivative given t = tanh(softplus(x)) (and en = exp(-x)), softplus given
- * l = log1p(exp(b x)): the arithmetic after the transcendental functions, shared by the formulas
+ * l = log1p(exp(b x)), log_sigmoid given l = log1p(exp(-|x|)) and its derivative given
+ * b = exp(-|x|): the arithmetic after the transcendental functions, shared by the formulas
  * below and the CPU's staged float32 loops (cpu/elementwise.c), which compute each function
  * over a block first. */
 #define MT_DEFINE_ACTIVATION_TAILS(T, suffix)                                                \
@@ -25,6 +26,14 @@
     static inline MT_HD MT_ALWAYS_INLINE T mt_softplus_tail_##suffix(T x, T b, T t, T l)     \
     {                                                                                        \
         return x * b > t ? x : l / b;                                                        \
+    }                                                                                        \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_log_sigmoid_tail_##suffix(T x, T l)            \
+    {                                                                                        \
+        return ((T)0 < x ? (T)0 : x) - l;                                                    \
+    }                                                                                        \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_log_sigmoid_backward_tail_##suffix(T g, T x, T b) \
+    {                                                                                        \
+        return x < (T)0 ? ((T)1 - b / ((T)1 + b)) * g : (b / ((T)1 + b)) * g;                \
     }
 MT_DEFINE_ACTIVATION_TAILS(float, f32)
 MT_DEFINE_ACTIVATION_TAILS(double, f64)
@@ -178,12 +187,11 @@ MT_DEFINE_ACTIVATIONS_NUMERIC(double, f64)
     }                                                                                        \
     static inline MT_HD T mt_log_sigmoid_##suffix(T x)                                       \
     {                                                                                        \
-        return ((T)0 < x ? (T)0 : x) - log1p##F(exp##F(-fabs##F(x)));                        \
+        return mt_log_sigmoid_tail_##suffix(x, log1p##F(exp##F(-fabs##F(x))));               \
     }                                                                                        \
     static inline MT_HD T mt_log_sigmoid_backward_##suffix(T g, T x)                         \
     {                                                                                        \
-        const T b = exp##F(-fabs##F(x));                                                     \
-        return x < (T)0 ? ((T)1 - b / ((T)1 + b)) * g : (b / ((T)1 + b)) * g;                \
+        return mt_log_sigmoid_backward_tail_##suffix(g, x, exp##F(-fabs##F(x)));             \
     }                                                                                        \
     /* sigmoid's derivative from its result y, in PyTorch's order: (g (1 - y)) y */          \
     static inline MT_HD T mt_sigmoid_backward_##suffix(T g, T y)                             \

@@ -1,5 +1,5 @@
 """The CPU's vectorised float32 transcendentals (csrc/cpu/vmath.h): exp, log, log1p, erf and the
-GELU (exact and tanh forms), SiLU, mish, softplus and elu built on them, forward and backward, against
+GELU (exact and tanh forms), SiLU, mish, softplus, elu and logsigmoid built on them, forward and backward, against
 float64 NumPy (math's erf) over wide ranges with subnormals, +-inf, NaN and the overflow edges, in
 units of the float32 spacing at the exact value; on every layout, in place and at 1 and 2 threads.
 
@@ -299,20 +299,29 @@ def _mish_grad(v):
     return t + v * sig * (1.0 - t * t)
 
 
+def _logsigmoid(v):
+    return v if v != v else min(v, 0.0) - math.log1p(math.exp(-abs(v)))
+
+
+def _logsigmoid_grad(v):  # 1 - sigmoid(x)
+    return v if v != v else (1.0 / (1.0 + math.exp(v)) if v < 700 else 0.0)
+
+
 EXP_ACTIVATIONS = {
     # name: (forward, exact forward, exact derivative, ULP bound); softplus and elu with scalars
     # other than their defaults, to see them reach the loop
     "softplus": (lambda m, t: m.nn.functional.softplus(t, beta=2.0, threshold=5.0), _softplus, _softplus_grad, 4),
     "elu": (lambda m, t: m.nn.functional.elu(t, alpha=0.7), _elu, _elu_grad, 4),
     "mish": (lambda m, t: m.nn.functional.mish(t), _mish, _mish_grad, 8),
+    "logsigmoid": (lambda m, t: m.nn.functional.logsigmoid(t), _logsigmoid, _logsigmoid_grad, 4),
 }
 
 
 @pytest.mark.parametrize("name", list(EXP_ACTIVATIONS))
-def test_exp_activations_against_float64(name, threads):
+def test_exp_activations_against_float64(name, threads, vmath_path):
     """Within the bound in ULPs plus an absolute 4 * 2^-24 (exp(x) - 1 cancels near 0 in elu's and
     mish's float formula, libm's and PyTorch's alike), forward and backward; the same on every
-    layout; PyTorch's within 1e-6."""
+    layout; PyTorch's within 1e-6. logsigmoid's exp is exp16 where the AVX-512 loops run."""
     fwd, fn, grad_fn, bound = EXP_ACTIVATIONS[name]
     x = np.concatenate([np.linspace(-30, 30, 100_001, dtype=F32), rng.standard_normal(50_000).astype(F32) * 3,
                         spread(-45.8, 1.5), spread(-45.8, 1.5, sign=-1), SPECIALS])
@@ -364,16 +373,20 @@ def test_silu_backward_op_layouts():
                                    rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("op", ["mish_backward", "softplus_backward", "mish", "softplus"])
-def test_staged_loops_layouts_and_block_edges(op, threads):
-    """mish, its backward and softplus run stage by stage over blocks of 256 elements: every length
-    around a block's edge, strided and broadcast operands give the contiguous result bit for bit,
-    and that is the float64 formula's within the bounds above."""
+@pytest.mark.parametrize("op", ["mish_backward", "softplus_backward", "mish", "softplus", "log_sigmoid",
+                                "log_sigmoid_backward"])
+def test_staged_loops_layouts_and_block_edges(op, threads, vmath_path):
+    """mish, softplus, log_sigmoid and the first two's backwards run stage by stage over blocks
+    of 256 elements (log_sigmoid's backward in one expression): every length around a block's
+    edge, strided and broadcast operands give the contiguous result bit for bit, and that is the
+    float64 formula's within the bounds above."""
     C = minitorch._C
     call = {"mish_backward": lambda g, x: C.mish_backward(g, x), "softplus_backward":
             lambda g, x: C.softplus_backward(g, x, 2.0, 5.0), "mish": lambda g, x: C.mish(x),
-            "softplus": lambda g, x: C.softplus(x, 2.0, 5.0)}[op]
-    fn = {"mish_backward": _mish_grad, "softplus_backward": _softplus_grad, "mish": _mish, "softplus": _softplus}[op]
+            "softplus": lambda g, x: C.softplus(x, 2.0, 5.0), "log_sigmoid": lambda g, x: C.log_sigmoid(x),
+            "log_sigmoid_backward": lambda g, x: C.log_sigmoid_backward(g, x)}[op]
+    fn = {"mish_backward": _mish_grad, "softplus_backward": _softplus_grad, "mish": _mish, "softplus": _softplus,
+          "log_sigmoid": _logsigmoid, "log_sigmoid_backward": _logsigmoid_grad}[op]
     for n in (1, 255, 256, 257, 511, 513, 1000):
         x = rng.standard_normal(n).astype(F32) * 6
         g = rng.standard_normal(n).astype(F32) if op.endswith("backward") else np.ones(n, F32)
