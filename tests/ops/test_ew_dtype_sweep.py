@@ -40,10 +40,6 @@ KNOWN = {
         lambda op, d, m, t: m[0] == "ok" and m[1] in ("float16", "bfloat16") and t[0] == "err"
         and re.search(r"not implemented for '(Half|BFloat16)'", t[2]) is not None,
     "float16 and bfloat16 rounded once by minitorch, step by step by PyTorch": lambda op, d, m, t: _rounded_once(m, t),
-    "torch.special's i1, i1e, ndtri and log_ndtr name special_<row>_cpu for the float8 formats (their "
-    "SHELL_AS in ops/elementwise.def), where PyTorch names <row>_cpu as for complex":
-        lambda op, d, m, t: m[0] == t[0] == "err" and "float8" in d[0]
-        and _words(m).replace("special_", "") == _words(t),
 }
 
 
