@@ -103,6 +103,17 @@ def as_numpy(t: minitorch.Tensor) -> np.ndarray:
     return np.array(memoryview(t.detach().cpu()), copy=True)
 
 
+def _wide(a: np.ndarray) -> np.ndarray:
+    """a in float64, or complex128 where it is complex (astype(float64) would drop the imaginary
+    part)."""
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+
+
+def _torch_wide(t) -> np.ndarray:
+    t = t.detach().cpu()
+    return t.resolve_conj().to(torch.complex128).numpy() if t.is_complex() else t.double().numpy()
+
+
 def check(
     fn: Callable,
     ref: Callable,
@@ -131,7 +142,7 @@ def check(
         assert out.dtype == dtype, f"dtype {out.dtype} != {dtype}"
     if expected.dtype.kind in "fc" or got.dtype.kind == "f":
         # assert_allclose counts NaN as equal to NaN, so NaN and inf inputs can be checked too.
-        np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), atol=atol, rtol=rtol)
+        np.testing.assert_allclose(_wide(got), _wide(expected), atol=atol, rtol=rtol)
     else:
         np.testing.assert_array_equal(got, expected)
     if torch is not None:
@@ -139,7 +150,7 @@ def check(
         assert str(out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1], (
             f"dtype {out.dtype} differs from PyTorch's {t_out.dtype}"
         )
-        np.testing.assert_allclose(got.astype(np.float64), t_out.double().numpy(), atol=atol, rtol=rtol)
+        np.testing.assert_allclose(_wide(got), _torch_wide(t_out), atol=atol, rtol=rtol)
     return out
 
 
@@ -156,8 +167,7 @@ def torch_alike(fn: Callable, *arrays: np.ndarray, layout: str = "contiguous", a
     for k, (g, w) in enumerate(zip(got, want)):
         assert tuple(g.shape) == tuple(w.shape), f"result {k}: shape {tuple(g.shape)} != {tuple(w.shape)}"
         assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1], f"result {k}: {g.dtype} != {w.dtype}"
-        np.testing.assert_allclose(as_numpy(g).astype(np.float64), w.detach().double().numpy(), atol=atol,
-                                   rtol=rtol, err_msg=f"result {k}")
+        np.testing.assert_allclose(_wide(as_numpy(g)), _torch_wide(w), atol=atol, rtol=rtol, err_msg=f"result {k}")
     return got
 
 
