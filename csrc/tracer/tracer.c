@@ -85,7 +85,9 @@ list_keep(mt_tensorlist l)
 }
 
 /* A copy of the call's arguments that outlives the call (see mt_trace_rec.args): its tensors
- * and generator retained, its int[*] lists and string copied. */
+ * and generator retained, its int[*] lists and string copied. autograd.c's keep_args keeps the
+ * non-tensor members for a node, borrowing what lives longer than the call; a new mt_args member
+ * goes in both. */
 static mt_status
 args_keep(const mt_args *a, mt_args **out)
 {

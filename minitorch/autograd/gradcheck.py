@@ -102,9 +102,13 @@ class _Perturb:
         self.set(i, 0.0)
 
     def set_all(self, delta):
-        """Every element moved by delta (a flat array)."""
-        for i in range(self.orig.size):
-            self.set(i, delta[i])
+        """Every element moved by delta (a flat array): one assignment through the view."""
+        if self.view is None:
+            for i in range(self.orig.size):
+                self.set(i, delta[i])
+            return
+        value = self.orig + delta
+        self.view[...] = (value if self.is_complex else value.real).reshape(self.shape)
 
 
 def _eval(func, inputs, out_idx):
